@@ -1,0 +1,45 @@
+//! The built-in htmx generator: one HTML page per `ui:Page` of a UI model,
+//! with its lists (loaded with `hx-get`), its forms (posted with `hx-post`)
+//! and its navigation flows as links. See `examples/vocabulary.ttl`.
+
+mod extract;
+
+use seams_sdk::{File, Generator, Meta, Model, Result, Template};
+use serde_json::Value;
+
+struct Htmx;
+
+impl Generator for Htmx {
+    fn meta() -> Meta {
+        Meta::new(
+            "htmx",
+            env!("CARGO_PKG_VERSION"),
+            "One htmx page per page of a UI model",
+        )
+        .template(Template::new("page.html", include_str!("../templates/page.html")))
+        .template(Template::new("list.html", include_str!("../templates/list.html")))
+        .template(Template::new("form.html", include_str!("../templates/form.html")))
+    }
+
+    fn extract(model: &Model) -> Result<Value> {
+        extract::extract(model)
+    }
+
+    fn render(view: &Value) -> Result<Vec<File>> {
+        let pages = view["pages"].as_array().cloned().unwrap_or_default();
+        pages
+            .iter()
+            .map(|page| {
+                let context = serde_json::json!({
+                    "app": view["app"],
+                    "nav": view["nav"],
+                    "page": page,
+                });
+                let path = page["file"].as_str().unwrap_or_default();
+                Ok(File::rendered(path, seams_sdk::render("page.html", &context)?))
+            })
+            .collect()
+    }
+}
+
+seams_sdk::register_generator!(Htmx);

@@ -1,0 +1,99 @@
+//! The command line: parses arguments with clap and calls the library.
+//! Every command writes to the given streams, so tests run it in-process.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::generate::{GenerateError, generate};
+use crate::project::Project;
+use crate::runtime::Runtime;
+
+/// seams turns an RDF model into files through sandboxed WebAssembly generators.
+#[derive(Debug, Parser)]
+#[command(name = "seams", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run every generator of the project and write its outputs and seams.lock.
+    Generate {
+        /// The project directory (holding seams.toml).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        project: PathBuf,
+    },
+}
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: a failure the user can fix.
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit status: wrong usage.
+pub const EXIT_USAGE: u8 = 2;
+
+/// The compiled-component cache: `$SEAMS_CACHE_DIR`, else the user's cache
+/// directory's `seams/components`.
+pub fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("SEAMS_CACHE_DIR") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => dirs::cache_dir().map(|d| d.join("seams").join("components")),
+    }
+}
+
+/// Runs `seams` with `args` (the first is the program name) and returns
+/// the exit status.
+pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let text = e.render().to_string();
+            let _ = if e.use_stderr() { err.write_all(text.as_bytes()) } else { out.write_all(text.as_bytes()) };
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Generate { project } => generate_command(&project, out, err),
+    }
+}
+
+fn generate_command(dir: &std::path::Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let result = (|| -> Result<_, anyhow::Error> {
+        let project = Project::load(dir).map_err(GenerateError::from)?;
+        let runtime = Runtime::new(cache_dir())?;
+        Ok(generate(&project, &runtime)?)
+    })();
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            let _ = writeln!(err, "seams generate: {e:#}");
+            return EXIT_FAILURE;
+        }
+    };
+    for line in &report.log {
+        let _ = writeln!(err, "{line}");
+    }
+    for path in &report.written {
+        let _ = writeln!(out, "wrote {path}");
+    }
+    if report.lock_written {
+        let _ = writeln!(out, "wrote {}", crate::lock::LOCK_FILE);
+    }
+    for failure in &report.failures {
+        let _ = writeln!(err, "seams generate: {failure}");
+    }
+    let _ = writeln!(
+        out,
+        "{} written, {} unchanged, {} generator{} failed",
+        report.written.len(),
+        report.unchanged.len(),
+        report.failures.len(),
+        if report.failures.len() == 1 { "" } else { "s" }
+    );
+    if report.failures.is_empty() { EXIT_OK } else { EXIT_FAILURE }
+}

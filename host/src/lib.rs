@@ -1,0 +1,55 @@
+//! seams turns an RDF model into files through sandboxed WebAssembly
+//! generators.
+//!
+//! A project's `seams.toml` names model files (Turtle, TriG, N-Triples,
+//! N-Quads), an output directory and generators. Each generator is a
+//! WebAssembly component speaking the `seams:generator@0.1.0` protocol
+//! (`wit/`): it queries the model through SPARQL, builds a view model, and
+//! renders its own templates through the host's template service. The host
+//! runs it in a sandbox and writes its files, and `seams.lock` pins every
+//! output with its hash, its generator and the model elements behind it.
+//!
+//! ```no_run
+//! # fn main() -> anyhow::Result<()> {
+//! let project = seams::Project::load(std::path::Path::new("examples/chat"))?;
+//! let runtime = seams::Runtime::new(None)?;
+//! let report = seams::generate(&project, &runtime)?;
+//! println!("{} files written", report.written.len());
+//! # Ok(()) }
+//! ```
+//!
+//! # Core concepts
+//!
+//! - [`Project`]: a parsed `seams.toml`.
+//! - [`Model`]: the RDF dataset, its hash, labels and read-only queries.
+//! - [`Runtime`]: the wasmtime engine and sandbox; [`Limits`] are its
+//!   budgets, [`GeneratorError`] what it reports.
+//! - [`TemplateService`]: renders a generator's templates.
+//! - [`Lock`]: `seams.lock`.
+//! - [`generate()`]: the `seams generate` command; [`cli::run`] the whole CLI.
+
+#![deny(missing_docs)]
+
+pub mod builtin;
+pub mod cli;
+mod generate;
+mod lock;
+mod model;
+mod output_dir;
+mod project;
+mod runtime;
+mod templates;
+
+pub use generate::{
+    GenerateError, GenerateReport, Generation, SourcedRun, generate, lock_for, read_lock,
+    run_generators, source_label,
+};
+pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
+pub use model::{Model, ModelError, QueryError};
+pub use output_dir::{OutputDir, check_distinct, validate as validate_output_path};
+pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
+pub use runtime::{
+    GeneratorError, GeneratorErrorKind, GeneratorRun, Limits, LoadedGenerator, Meta, Output,
+    PROTOCOL_VERSION, Runtime, RuntimeError,
+};
+pub use templates::{Rendered, Syntax, TemplateError, TemplateService};

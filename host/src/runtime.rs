@@ -1,0 +1,586 @@
+//! The sandbox: a wasmtime component engine that runs untrusted generator
+//! components with nothing but the model and the template service.
+//!
+//! A generator gets WASI with no preopened directories, no environment, no
+//! arguments, no network and an empty stdin; its stdout and stderr are
+//! captured, bounded, into the log. Clocks are fixed and randomness is
+//! seeded from the model hash, so a run is deterministic. Fuel is the
+//! reproducible CPU budget, an epoch deadline the wall-clock backstop (host
+//! services check it too); memory, output count and output size are capped.
+//! Every limit names the `[sandbox]` key that raises it.
+
+mod bindings;
+mod cache;
+mod capture;
+mod sandbox;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine, Store, Trap};
+
+use crate::model::{Model, sha256_hex};
+use crate::templates::{Rendered, Syntax, TemplateError};
+
+pub use bindings::PROTOCOL_VERSION;
+use bindings::GeneratorPre;
+use sandbox::{Sandbox, Violation};
+
+/// How long between two epoch ticks; the deadline's resolution.
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// The wasm stack a generator may use.
+const STACK_BYTES: usize = 1 << 20;
+
+/// The sandbox's limits, from `[sandbox]` in `seams.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Fuel (about one unit per wasm instruction) for one generator run.
+    /// `[sandbox] fuel`, default 10 billion.
+    pub fuel: u64,
+    /// Wall-clock time for one run, host services included.
+    /// `[sandbox] timeout-seconds`, default 30.
+    pub timeout: Duration,
+    /// Linear memory a generator may grow to. `[sandbox] memory-mib`,
+    /// default 512.
+    pub memory_bytes: usize,
+    /// Files one generator may write. `[sandbox] max-outputs`, default
+    /// 10000.
+    pub max_outputs: usize,
+    /// Total bytes of one generator's files (and of the text it has the
+    /// host render). `[sandbox] max-output-mib`, default 256.
+    pub max_output_bytes: usize,
+    /// Bytes of log, stdout and stderr kept; the rest is cut.
+    /// `[sandbox] max-log-kib`, default 64.
+    pub max_log_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: 10_000_000_000,
+            timeout: Duration::from_secs(30),
+            memory_bytes: 512 << 20,
+            max_outputs: 10_000,
+            max_output_bytes: 256 << 20,
+            max_log_bytes: 64 << 10,
+        }
+    }
+}
+
+/// Why a generator failed. Always names the generator; a limit names the
+/// `[sandbox]` key that raises it.
+#[derive(Debug, thiserror::Error)]
+#[error("generator {generator}: {kind}")]
+pub struct GeneratorError {
+    /// The generator: its built-in name or `.wasm` path.
+    pub generator: String,
+    /// What happened.
+    pub kind: GeneratorErrorKind,
+}
+
+/// What went wrong in a generator.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GeneratorErrorKind {
+    /// Not WebAssembly at all.
+    #[error("not a WebAssembly component (no \\0asm header); name a .wasm built with --target wasm32-wasip2")]
+    NotWasm,
+    /// A core module rather than a component.
+    #[error("is a core WebAssembly module, not a component; build it with --target wasm32-wasip2")]
+    CoreModule,
+    /// A component of another protocol version.
+    #[error("targets seams:generator@{found}, but this seams supports seams:generator@{supported}; rebuild it against seams-sdk for {supported} or use a seams that supports {found}")]
+    UnsupportedVersion {
+        /// The version the component targets.
+        found: String,
+        /// The version this host supports.
+        supported: &'static str,
+    },
+    /// A component that is not a seams generator.
+    #[error("is not a seams generator: it exports {exports}, not seams:generator/generator-api@{PROTOCOL_VERSION}")]
+    NotAGenerator {
+        /// What it exports instead.
+        exports: String,
+    },
+    /// The component needs something the sandbox does not give.
+    #[error("cannot be instantiated in the sandbox: {0}")]
+    Link(String),
+    /// Compilation failed.
+    #[error("failed to compile: {0}")]
+    Compile(String),
+    /// Fuel ran out.
+    #[error("ran out of fuel (limit {limit}); raise [sandbox] fuel in seams.toml if the generator is not stuck")]
+    Fuel {
+        /// The fuel limit.
+        limit: u64,
+    },
+    /// The wall-clock deadline passed.
+    #[error("ran past its time budget of {seconds}s; raise [sandbox] timeout-seconds in seams.toml if the generator is not stuck")]
+    Timeout {
+        /// The budget in seconds.
+        seconds: f64,
+    },
+    /// The memory cap was hit.
+    #[error("tried to use more than {limit_mib} MiB of memory; raise [sandbox] memory-mib in seams.toml")]
+    Memory {
+        /// The cap in MiB.
+        limit_mib: usize,
+    },
+    /// Too many output files.
+    #[error("returned {count} files, more than the limit of {limit}; raise [sandbox] max-outputs in seams.toml")]
+    TooManyOutputs {
+        /// Files returned.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Outputs too large.
+    #[error("produced more than {limit_mib} MiB of output; raise [sandbox] max-output-mib in seams.toml")]
+    OutputTooLarge {
+        /// The limit in MiB.
+        limit_mib: usize,
+    },
+    /// An output path that could lead outside the output directory.
+    #[error("returned the output path {path:?}, which is refused: {reason}")]
+    BadPath {
+        /// The path, as returned.
+        path: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// The wasm stack overflowed.
+    #[error("overflowed its stack ({} KiB)", STACK_BYTES >> 10)]
+    StackOverflow,
+    /// A trap, such as a panic, with what the generator printed last.
+    #[error("trapped: {message}")]
+    Trap {
+        /// The trap and the end of stderr.
+        message: String,
+    },
+    /// The generator reported an error.
+    #[error("{step} failed: {message}")]
+    Reported {
+        /// The exported function.
+        step: &'static str,
+        /// Its message.
+        message: String,
+    },
+    /// `meta` returned something unusable.
+    #[error("meta is invalid: {0}")]
+    Meta(String),
+    /// A template failed to parse or render.
+    #[error("{0}")]
+    Template(#[from] TemplateError),
+    /// Anything the protocol forbids, e.g. a duplicate path.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// The engine could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the WebAssembly engine: {0}")]
+pub struct RuntimeError(String);
+
+/// Who a generator says it is (its `meta`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meta {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// One line about it.
+    pub description: String,
+    /// Its template syntax.
+    pub syntax: Syntax,
+    /// Its templates (name, source), in the order given.
+    pub templates: Vec<(String, String)>,
+}
+
+/// One file a generator returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// The validated relative path.
+    pub path: String,
+    /// The file's text.
+    pub text: String,
+    /// How the host rendered it, when it did.
+    pub rendered: Option<Rendered>,
+    /// Model IRIs the file was made from, sorted.
+    pub sources: Vec<String>,
+}
+
+/// Everything one generator run produced.
+#[derive(Debug, Clone)]
+pub struct GeneratorRun {
+    /// The generator's meta.
+    pub meta: Meta,
+    /// The component's sha256.
+    pub component_sha256: String,
+    /// Its files, sorted by path.
+    pub outputs: Vec<Output>,
+    /// What it logged (and printed), bounded.
+    pub log: Vec<String>,
+}
+
+/// A compiled generator, ready to instantiate quickly.
+#[derive(Clone)]
+pub struct LoadedGenerator {
+    label: String,
+    sha256: String,
+    pre: GeneratorPre<Sandbox>,
+}
+
+impl std::fmt::Debug for LoadedGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedGenerator")
+            .field("label", &self.label)
+            .field("sha256", &self.sha256)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedGenerator {
+    /// The component's sha256.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// How errors name it.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+}
+
+/// The engine, its linker and its component cache. One per process.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<Sandbox>,
+    cache: Option<cache::ComponentCache>,
+    ticking: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.ticking.store(false, Ordering::Relaxed);
+    }
+}
+
+impl Runtime {
+    /// An engine with the sandbox's settings. Compiled components are
+    /// cached in `cache_dir` (created when needed), keyed by the
+    /// component's sha256 and the engine's compatibility hash; `None`
+    /// compiles every time.
+    ///
+    /// # Errors
+    ///
+    /// The engine or linker could not be set up.
+    pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
+        Self::build(cache_dir).map_err(|e| RuntimeError(format!("{e:#}")))
+    }
+
+    fn build(cache_dir: Option<PathBuf>) -> wasmtime::Result<Runtime> {
+        let mut config = Config::new();
+        config
+            .wasm_component_model(true)
+            .consume_fuel(true)
+            .epoch_interruption(true)
+            .cranelift_nan_canonicalization(true)
+            .max_wasm_stack(STACK_BYTES);
+        let engine = Engine::new(&config)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        bindings::add_to_linker(&mut linker)?;
+
+        // The deadline's clock: the thread ends when the runtime is dropped.
+        let ticking = Arc::new(AtomicBool::new(true));
+        let weak = engine.weak();
+        let flag = ticking.clone();
+        std::thread::spawn(move || {
+            while flag.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                match weak.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
+            }
+        });
+        let cache = cache_dir.map(|dir| cache::ComponentCache::new(dir, &engine));
+        Ok(Runtime {
+            engine,
+            linker,
+            cache,
+            ticking,
+        })
+    }
+
+    /// Checks, compiles (or loads from the cache) and links a component.
+    /// `label` names it in errors.
+    ///
+    /// # Errors
+    ///
+    /// Not wasm, a core module, another protocol version or world, a
+    /// compile error, or an import the sandbox does not provide.
+    pub fn load(&self, label: &str, bytes: &[u8]) -> Result<LoadedGenerator, GeneratorError> {
+        let fail = |kind| GeneratorError {
+            generator: label.to_owned(),
+            kind,
+        };
+        if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+            return Err(fail(GeneratorErrorKind::NotWasm));
+        }
+        if bytes[4..8] == [1, 0, 0, 0] {
+            return Err(fail(GeneratorErrorKind::CoreModule));
+        }
+        let sha256 = sha256_hex(bytes);
+        let component = match &self.cache {
+            Some(cache) => cache.get_or_compile(&self.engine, &sha256, bytes),
+            None => Component::new(&self.engine, bytes).map_err(|e| format!("{e:#}")),
+        }
+        .map_err(|e| fail(GeneratorErrorKind::Compile(e)))?;
+        bindings::check_version(&self.engine, &component).map_err(fail)?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| fail(GeneratorErrorKind::Link(format!("{e:#}"))))?;
+        let pre = GeneratorPre::new(pre)
+            .map_err(|e| fail(GeneratorErrorKind::Link(format!("{e:#}"))))?;
+        Ok(LoadedGenerator {
+            label: label.to_owned(),
+            sha256,
+            pre,
+        })
+    }
+
+    /// Runs a generator on `model` within `limits`: meta, extract, render,
+    /// then lock sources for files the host did not render.
+    ///
+    /// # Errors
+    ///
+    /// Any limit, trap, reported error or protocol violation, naming the
+    /// generator.
+    pub fn run(
+        &self,
+        generator: &LoadedGenerator,
+        model: &Arc<Model>,
+        limits: &Limits,
+    ) -> Result<GeneratorRun, GeneratorError> {
+        let deadline = Instant::now() + limits.timeout;
+        let sandbox = Sandbox::new(model.clone(), limits.clone(), deadline);
+        let mut store = Store::new(&self.engine, sandbox);
+        store.limiter(|s| s);
+        store
+            .set_fuel(limits.fuel)
+            .expect("fuel is enabled in the engine config");
+        let ticks = (limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+        store.set_epoch_deadline(ticks);
+
+        let result = run_steps(&mut store, generator);
+        let log = store.data_mut().take_log();
+        match result {
+            Ok((meta, outputs)) => Ok(GeneratorRun {
+                meta,
+                component_sha256: generator.sha256.clone(),
+                outputs,
+                log,
+            }),
+            Err(Failure::Kind(kind)) => Err(GeneratorError {
+                generator: generator.label.clone(),
+                kind,
+            }),
+            Err(Failure::Wasm(error)) => Err(GeneratorError {
+                generator: generator.label.clone(),
+                kind: classify(&error, store.data(), limits, &log),
+            }),
+        }
+    }
+}
+
+enum Failure {
+    Kind(GeneratorErrorKind),
+    Wasm(wasmtime::Error),
+}
+
+impl From<wasmtime::Error> for Failure {
+    fn from(e: wasmtime::Error) -> Self {
+        Failure::Wasm(e)
+    }
+}
+
+impl From<GeneratorErrorKind> for Failure {
+    fn from(k: GeneratorErrorKind) -> Self {
+        Failure::Kind(k)
+    }
+}
+
+fn reported(step: &'static str, e: bindings::WitError) -> Failure {
+    Failure::Kind(GeneratorErrorKind::Reported {
+        step,
+        message: bindings::error_message(&e),
+    })
+}
+
+fn run_steps(
+    store: &mut Store<Sandbox>,
+    generator: &LoadedGenerator,
+) -> Result<(Meta, Vec<Output>), Failure> {
+    let instance = generator.pre.instantiate(&mut *store)?;
+    let api = instance.seams_generator_generator_api();
+
+    let meta = bindings::meta_from_wit(api.call_meta(&mut *store)?)
+        .map_err(GeneratorErrorKind::Meta)?;
+    let service = crate::templates::TemplateService::new(meta.templates.clone(), meta.syntax)
+        .map_err(GeneratorErrorKind::Template)?;
+    store.data_mut().set_templates(Arc::new(service));
+
+    let view = api
+        .call_extract(&mut *store)?
+        .map_err(|e| reported("extract", e))?;
+    if let Err(e) = serde_json::from_str::<serde_json::Value>(&view) {
+        return Err(GeneratorErrorKind::Protocol(format!("extract returned a view model that is not JSON: {e}")).into());
+    }
+
+    let files = api
+        .call_render(&mut *store, &view)?
+        .map_err(|e| reported("render", e))?;
+    let limits = store.data().limits().clone();
+    if files.len() > limits.max_outputs {
+        return Err(GeneratorErrorKind::TooManyOutputs {
+            count: files.len(),
+            limit: limits.max_outputs,
+        }
+        .into());
+    }
+    let mut outputs = Vec::with_capacity(files.len());
+    let mut total = 0usize;
+    for file in files {
+        let (text, rendered) = match file.body {
+            bindings::Body::Text(text) => (text, None),
+            bindings::Body::Rendered(resource) => {
+                let rendered = store.data_mut().take_rendered(resource).map_err(|e| {
+                    GeneratorErrorKind::Protocol(format!("render returned {:?} with a rendered body the host does not know: {e}", file.path))
+                })?;
+                (rendered.text.clone(), Some(rendered))
+            }
+        };
+        total = total.saturating_add(text.len());
+        if total > limits.max_output_bytes {
+            return Err(GeneratorErrorKind::OutputTooLarge {
+                limit_mib: limits.max_output_bytes >> 20,
+            }
+            .into());
+        }
+        crate::output_dir::validate(&file.path).map_err(|reason| GeneratorErrorKind::BadPath {
+            path: file.path.clone(),
+            reason,
+        })?;
+        outputs.push(Output {
+            path: file.path,
+            sources: rendered.as_ref().map(|r| view_iris(&r.context)).unwrap_or_default(),
+            text,
+            rendered,
+        });
+    }
+    outputs.sort_by(|a, b| a.path.cmp(&b.path));
+    crate::output_dir::check_distinct(outputs.iter().map(|o| o.path.as_str()))
+        .map_err(GeneratorErrorKind::Protocol)?;
+
+    // Files the host did not render take their sources from the generator.
+    if outputs.iter().any(|o| o.rendered.is_none()) {
+        let sources = api
+            .call_sources(&mut *store, &view)?
+            .map_err(|e| reported("sources", e))?;
+        for entry in sources {
+            let Some(output) = outputs.iter_mut().find(|o| o.path == entry.path) else {
+                return Err(GeneratorErrorKind::Protocol(format!(
+                    "sources names {:?}, which render did not return",
+                    entry.path
+                ))
+                .into());
+            };
+            if output.rendered.is_some() {
+                continue;
+            }
+            let mut iris = entry.iris;
+            iris.sort();
+            iris.dedup();
+            output.sources = iris;
+        }
+    }
+    Ok((meta, outputs))
+}
+
+/// The IRIs of every view object in a render context, sorted: the lock
+/// sources of a rendered file.
+pub(crate) fn view_iris(context: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::String(iri)) = map.get("iri") {
+                    out.insert(iri.clone());
+                    if let Some(serde_json::Value::Array(origins)) = map.get("origins") {
+                        out.extend(origins.iter().filter_map(|o| o.as_str().map(str::to_owned)));
+                    }
+                }
+                map.values().for_each(|v| walk(v, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(context, &mut out);
+    out.into_iter().collect()
+}
+
+fn classify(
+    error: &wasmtime::Error,
+    sandbox: &Sandbox,
+    limits: &Limits,
+    log: &[String],
+) -> GeneratorErrorKind {
+    if let Some(v) = sandbox.violation() {
+        return match v {
+            Violation::Memory => GeneratorErrorKind::Memory {
+                limit_mib: limits.memory_bytes >> 20,
+            },
+            Violation::Deadline => GeneratorErrorKind::Timeout {
+                seconds: limits.timeout.as_secs_f64(),
+            },
+            Violation::OutputSize => GeneratorErrorKind::OutputTooLarge {
+                limit_mib: limits.max_output_bytes >> 20,
+            },
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => GeneratorErrorKind::Fuel { limit: limits.fuel },
+        Some(Trap::Interrupt) => GeneratorErrorKind::Timeout {
+            seconds: limits.timeout.as_secs_f64(),
+        },
+        Some(Trap::StackOverflow) => GeneratorErrorKind::StackOverflow,
+        _ => {
+            // A panic prints its message to stderr before the trap.
+            let tail: Vec<&str> = log
+                .iter()
+                .rev()
+                .take(3)
+                .rev()
+                .map(String::as_str)
+                .collect();
+            let mut message = error.to_string();
+            if !tail.is_empty() {
+                message.push_str(&format!(" (it printed: {})", tail.join(" | ")));
+            }
+            GeneratorErrorKind::Trap { message }
+        }
+    }
+}

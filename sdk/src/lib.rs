@@ -1,0 +1,221 @@
+//! Write [seams](https://example.org/seams) generators in Rust.
+//!
+//! A generator reads the project's RDF model through SPARQL, builds a *view
+//! model* (JSON), and renders its own templates through the host's template
+//! service. The host runs it as a sandboxed WebAssembly component; this crate
+//! hides the component bindings behind one trait, [`Generator`], and one
+//! macro, [`register_generator!`].
+//!
+//! # Example
+//!
+//! A complete generator: one page listing every labelled thing in the model.
+//!
+//! ```no_run
+//! use seams_sdk::{File, Generator, Meta, Model, Result, Syntax, Template, ViewObject};
+//! use serde::Deserialize;
+//! use serde_json::{json, Value};
+//!
+//! struct Things;
+//!
+//! #[derive(Deserialize)]
+//! struct Row {
+//!     thing: String,
+//!     label: String,
+//! }
+//!
+//! impl Generator for Things {
+//!     fn meta() -> Meta {
+//!         Meta::new("things", "0.1.0", "A page listing every labelled thing")
+//!             .syntax(Syntax::Brackets)
+//!             .template(Template::new(
+//!                 "things.html",
+//!                 "<ul>\n[% for t in things %]  <li>[[ t.label ]]</li>\n[% endfor %]</ul>\n",
+//!             ))
+//!     }
+//!
+//!     fn extract(model: &Model) -> Result<Value> {
+//!         let rows: Vec<Row> = model.select_as(
+//!             "SELECT ?thing ?label WHERE { ?thing rdfs:label ?label } ORDER BY ?thing",
+//!         )?;
+//!         let things: Vec<Value> = rows
+//!             .into_iter()
+//!             .map(|r| ViewObject::new(&r.thing).field("label", r.label).into())
+//!             .collect();
+//!         Ok(json!({ "things": things }))
+//!     }
+//!
+//!     fn render(view: &Value) -> Result<Vec<File>> {
+//!         Ok(vec![File::rendered("things.html", seams_sdk::render("things.html", view)?)])
+//!     }
+//! }
+//!
+//! seams_sdk::register_generator!(Things);
+//! ```
+//!
+//! Build it with `cargo build --release --target wasm32-wasip2`; the `.wasm`
+//! in `target/wasm32-wasip2/release/` is the component to name in a
+//! project's `seams.toml`.
+//!
+//! # View objects
+//!
+//! A JSON object with a string `iri` (and optionally a sorted array
+//! `origins` of further IRIs its extraction read) is a *view object*. The
+//! host traces every scalar value read off a view object to its IRIs; a
+//! template line that prints no such value is traced to the IRIs of the view
+//! object passed to the template. [`ViewObject`] builds them.
+
+#![deny(missing_docs)]
+
+mod error;
+mod files;
+mod meta;
+mod model;
+mod view;
+
+pub use error::{Error, Result};
+pub use files::{Body, File, FileSources, FileTrace, Rendered, TraceLine, render};
+pub use meta::{Meta, Syntax, Template};
+pub use model::{Model, Row, Term, TermKind};
+pub use view::ViewObject;
+
+/// Messages to the user, shown prefixed with the generator's name.
+pub mod log {
+    use crate::__internal::wit::seams::generator::log::{Level, write};
+
+    /// Shows an informational message.
+    pub fn info(message: &str) {
+        write(Level::Info, message);
+    }
+
+    /// Shows a warning.
+    pub fn warn(message: &str) {
+        write(Level::Warn, message);
+    }
+}
+
+/// A generator: what [`register_generator!`] exports as a component.
+///
+/// Only [`meta`](Generator::meta), [`extract`](Generator::extract) and
+/// [`render`](Generator::render) are required.
+pub trait Generator {
+    /// Who the generator is and which templates it ships.
+    fn meta() -> Meta;
+
+    /// Reads the model and builds the view model.
+    fn extract(model: &Model) -> Result<serde_json::Value>;
+
+    /// Turns the view model into files.
+    fn render(view: &serde_json::Value) -> Result<Vec<File>>;
+
+    /// Traces of files whose body is plain text. By default none: such
+    /// files then get no sidecar, and their lock sources come from
+    /// [`sources`](Generator::sources).
+    fn trace(_view: &serde_json::Value) -> Result<Vec<FileTrace>> {
+        Ok(Vec::new())
+    }
+
+    /// Lock sources of files that have no trace. By default none.
+    fn sources(_view: &serde_json::Value) -> Result<Vec<FileSources>> {
+        Ok(Vec::new())
+    }
+}
+
+/// Exports a [`Generator`] as the component's implementation of the seams
+/// protocol. Use it once, at the crate root of a `cdylib`.
+#[macro_export]
+macro_rules! register_generator {
+    ($generator:ty) => {
+        #[doc(hidden)]
+        struct __SeamsExport;
+
+        impl $crate::__internal::wit::exports::seams::generator::generator_api::Guest
+            for __SeamsExport
+        {
+            fn meta() -> $crate::__internal::wit::exports::seams::generator::generator_api::Metadata {
+                $crate::__internal::meta::<$generator>()
+            }
+            fn extract() -> ::core::result::Result<::std::string::String, $crate::__internal::WitError> {
+                $crate::__internal::extract::<$generator>()
+            }
+            fn render(
+                view: ::std::string::String,
+            ) -> ::core::result::Result<
+                ::std::vec::Vec<$crate::__internal::wit::seams::generator::templates::File>,
+                $crate::__internal::WitError,
+            > {
+                $crate::__internal::render::<$generator>(&view)
+            }
+            fn trace(
+                view: ::std::string::String,
+            ) -> ::core::result::Result<
+                ::std::vec::Vec<$crate::__internal::wit::exports::seams::generator::generator_api::FileTrace>,
+                $crate::__internal::WitError,
+            > {
+                $crate::__internal::trace::<$generator>(&view)
+            }
+            fn sources(
+                view: ::std::string::String,
+            ) -> ::core::result::Result<
+                ::std::vec::Vec<$crate::__internal::wit::exports::seams::generator::generator_api::FileSources>,
+                $crate::__internal::WitError,
+            > {
+                $crate::__internal::sources::<$generator>(&view)
+            }
+        }
+
+        $crate::__internal::export_generator!(__SeamsExport with_types_in $crate::__internal::wit);
+    };
+}
+
+/// Plumbing for [`register_generator!`]; not part of the stable API.
+#[doc(hidden)]
+pub mod __internal {
+    /// The wit-bindgen output for `wit/since_v0.1.0`.
+    #[allow(missing_docs, clippy::all)]
+    pub mod wit {
+        wit_bindgen::generate!({
+            world: "generator",
+            path: "../wit/since_v0.1.0",
+            pub_export_macro: true,
+            export_macro_name: "export_generator",
+            default_bindings_module: "seams_sdk::__internal::wit",
+        });
+    }
+
+    pub use wit::export_generator;
+    pub use wit::seams::generator::types::Error as WitError;
+
+    use crate::{Error, Generator, Model};
+    use wit::exports::seams::generator::generator_api as api;
+
+    pub fn meta<G: Generator>() -> api::Metadata {
+        G::meta().into_wit()
+    }
+
+    pub fn extract<G: Generator>() -> Result<String, WitError> {
+        let view = G::extract(&Model::new()).map_err(Error::into_wit)?;
+        serde_json::to_string(&view).map_err(|e| Error::Failed(e.to_string()).into_wit())
+    }
+
+    fn parse_view(view: &str) -> Result<serde_json::Value, WitError> {
+        serde_json::from_str(view)
+            .map_err(|e| Error::InvalidInput(format!("view model is not JSON: {e}")).into_wit())
+    }
+
+    pub fn render<G: Generator>(
+        view: &str,
+    ) -> Result<Vec<wit::seams::generator::templates::File>, WitError> {
+        let files = G::render(&parse_view(view)?).map_err(Error::into_wit)?;
+        Ok(files.into_iter().map(crate::File::into_wit).collect())
+    }
+
+    pub fn trace<G: Generator>(view: &str) -> Result<Vec<api::FileTrace>, WitError> {
+        let traces = G::trace(&parse_view(view)?).map_err(Error::into_wit)?;
+        Ok(traces.into_iter().map(crate::FileTrace::into_wit).collect())
+    }
+
+    pub fn sources<G: Generator>(view: &str) -> Result<Vec<api::FileSources>, WitError> {
+        let sources = G::sources(&parse_view(view)?).map_err(Error::into_wit)?;
+        Ok(sources.into_iter().map(crate::FileSources::into_wit).collect())
+    }
+}

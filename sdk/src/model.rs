@@ -1,0 +1,165 @@
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::__internal::wit::seams::generator::model as host;
+use crate::{Error, Result};
+
+/// Read-only access to the project's model, through the host.
+///
+/// Every query has the model's own prefixes declared (and `rdf:`, `rdfs:`,
+/// `xsd:`), so `SELECT ?p WHERE { ?p a ui:Page }` works when the model
+/// declares `ui:`.
+#[derive(Debug)]
+pub struct Model {
+    _private: (),
+}
+
+/// What kind of RDF term a [`Term`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermKind {
+    /// An IRI.
+    Iri,
+    /// A literal.
+    Literal,
+    /// A blank node.
+    Blank,
+    /// A quoted triple, in N-Triples form.
+    Triple,
+}
+
+/// One bound value of a query row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// What the value is.
+    pub kind: TermKind,
+    /// The IRI, the literal's lexical form, or the blank node's label.
+    pub value: String,
+    /// A literal's datatype IRI, when it has one other than `xsd:string`.
+    pub datatype: Option<String>,
+    /// A literal's language tag.
+    pub language: Option<String>,
+}
+
+/// One row of a SELECT result: variable name to bound term. Unbound
+/// variables are absent.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Row(BTreeMap<String, Term>);
+
+impl Row {
+    /// The term bound to `var` (without `?`).
+    pub fn get(&self, var: &str) -> Option<&Term> {
+        self.0.get(var)
+    }
+
+    /// The value (IRI or lexical form) bound to `var`.
+    pub fn value(&self, var: &str) -> Option<&str> {
+        self.0.get(var).map(|t| t.value.as_str())
+    }
+
+    /// The value bound to `var`, or an error naming the variable.
+    pub fn require(&self, var: &str) -> Result<&str> {
+        self.value(var)
+            .ok_or_else(|| Error::Query(format!("variable ?{var} is unbound")))
+    }
+
+    /// Every bound variable with its term, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Term)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+impl Model {
+    pub(crate) fn new() -> Self {
+        Model { _private: () }
+    }
+
+    /// Runs a query and returns the host's raw answer: SPARQL 1.1 JSON
+    /// results for SELECT and ASK, N-Triples for CONSTRUCT.
+    pub fn query(&self, sparql: &str) -> Result<String> {
+        host::query(sparql).map_err(Error::from_wit)
+    }
+
+    /// Runs a SELECT query and returns its rows in order.
+    pub fn select(&self, sparql: &str) -> Result<Vec<Row>> {
+        let json: Value = serde_json::from_str(&self.query(sparql)?)
+            .map_err(|e| Error::Query(format!("host answered with invalid JSON: {e}")))?;
+        let bindings = json
+            .pointer("/results/bindings")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::Query("not a SELECT query".into()))?;
+        bindings.iter().map(parse_row).collect()
+    }
+
+    /// Runs a SELECT query and deserializes each row, as an object of
+    /// variable name to value string, into `T`: a struct whose fields are
+    /// the query's variables (`Option<String>` for optional ones).
+    pub fn select_as<T: DeserializeOwned>(&self, sparql: &str) -> Result<Vec<T>> {
+        self.select(sparql)?
+            .into_iter()
+            .map(|row| {
+                let object: serde_json::Map<String, Value> = row
+                    .0
+                    .into_iter()
+                    .map(|(k, t)| (k, Value::String(t.value)))
+                    .collect();
+                serde_json::from_value(Value::Object(object))
+                    .map_err(|e| Error::Query(format!("row does not fit: {e}")))
+            })
+            .collect()
+    }
+
+    /// Runs an ASK query.
+    pub fn ask(&self, sparql: &str) -> Result<bool> {
+        let json: Value = serde_json::from_str(&self.query(sparql)?)
+            .map_err(|e| Error::Query(format!("host answered with invalid JSON: {e}")))?;
+        json.get("boolean")
+            .and_then(Value::as_bool)
+            .ok_or_else(|| Error::Query("not an ASK query".into()))
+    }
+
+    /// The model hash (sha256 of the canonical N-Quads, lowercase hex).
+    pub fn hash(&self) -> String {
+        host::hash()
+    }
+
+    /// Every labelled subject as `(iri, label)`, sorted by IRI.
+    pub fn labels(&self) -> Vec<(String, String)> {
+        host::labels()
+            .into_iter()
+            .map(|l| (l.iri, l.label))
+            .collect()
+    }
+}
+
+fn parse_row(binding: &Value) -> Result<Row> {
+    let object = binding
+        .as_object()
+        .ok_or_else(|| Error::Query("a result row is not an object".into()))?;
+    let mut row = BTreeMap::new();
+    for (var, term) in object {
+        let field = |k: &str| term.get(k).and_then(Value::as_str).map(str::to_owned);
+        let kind = match field("type").as_deref() {
+            Some("uri") => TermKind::Iri,
+            Some("literal") => TermKind::Literal,
+            Some("bnode") => TermKind::Blank,
+            Some("triple") => TermKind::Triple,
+            other => return Err(Error::Query(format!("unknown term type {other:?}"))),
+        };
+        let value = match kind {
+            TermKind::Triple => term.get("value").map(Value::to_string).unwrap_or_default(),
+            _ => field("value").unwrap_or_default(),
+        };
+        row.insert(
+            var.clone(),
+            Term {
+                kind,
+                value,
+                datatype: field("datatype"),
+                language: field("xml:lang"),
+            },
+        );
+    }
+    Ok(Row(row))
+}
