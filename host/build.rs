@@ -1,7 +1,7 @@
 //! Compiles the built-in generators to components (wasm32-wasip2) so the
 //! host can embed them: `cargo build` and `cargo test` need no other step.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 include!("build/guest.rs");
 
@@ -20,19 +20,5 @@ fn main() {
         let wasm = build_guest(&manifest, &target_dir, krate);
         println!("cargo:rustc-env={var}={}", wasm.display());
     }
-}
-
-/// Guests get their own target directory beside the host's, shared by every
-/// profile (build, test, clippy), so each is compiled once.
-fn guest_target_dir() -> PathBuf {
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    // OUT_DIR is <target>/<profile>/build/<pkg>/out (or one level deeper
-    // with --target): find the directory that holds the profile.
-    let target = out
-        .ancestors()
-        .find(|p| p.join("CACHEDIR.TAG").is_file())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| out.ancestors().nth(4).unwrap().to_path_buf());
-    target.join("guests")
 }
 

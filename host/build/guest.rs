@@ -1,9 +1,9 @@
 // Shared by the build scripts of `seams` and `seams-tests` (through
-// `include!`): builds one guest crate into a component.
+// `include!`): builds guest crates into components.
 
 /// Builds a guest crate for wasm32-wasip2 with the `guest` profile and
 /// returns the component's path.
-fn build_guest(manifest: &Path, target_dir: &Path, krate: &str) -> PathBuf {
+fn build_guest(manifest: &std::path::Path, target_dir: &std::path::Path, krate: &str) -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
     cmd.args(["build", "--quiet", "--profile", "guest", "--target", "wasm32-wasip2", "--manifest-path"])
@@ -28,3 +28,18 @@ fn build_guest(manifest: &Path, target_dir: &Path, krate: &str) -> PathBuf {
     }
     target_dir.join("wasm32-wasip2").join("guest").join(format!("{krate}.wasm"))
 }
+
+/// Guests get their own target directory beside the host's, shared by every
+/// profile (build, test, clippy), so each is compiled once.
+fn guest_target_dir() -> std::path::PathBuf {
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    // OUT_DIR is <target>/<profile>/build/<pkg>/out (or one level deeper
+    // with --target): find the directory that holds the profile.
+    let target = out
+        .ancestors()
+        .find(|p| p.join("CACHEDIR.TAG").is_file())
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| out.ancestors().nth(4).unwrap().to_path_buf());
+    target.join("guests")
+}
+

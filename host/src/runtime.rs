@@ -576,7 +576,11 @@ fn classify(
                 .rev()
                 .map(String::as_str)
                 .collect();
-            let mut message = error.to_string();
+            // The first line only: wasmtime appends a multi-line backtrace.
+            let mut message = match error.downcast_ref::<Trap>() {
+                Some(trap) => trap.to_string(),
+                None => error.root_cause().to_string(),
+            };
             if !tail.is_empty() {
                 message.push_str(&format!(" (it printed: {})", tail.join(" | ")));
             }

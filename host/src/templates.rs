@@ -187,7 +187,7 @@ mod tests {
     fn bracket_syntax_leaves_braces_verbatim() {
         let s = service(
             Syntax::Brackets,
-            &[("a.vue", "<p>{{ vue }}</p>\n[% for x in xs %]\n[[ x ]][# note #]\n[% endfor %]\n")],
+            &[("a.vue", "<p>{{ vue }}</p>\n[% for x in xs %]\n[[ x ]]\n[# a comment line leaves nothing #]\n[% endfor %]\n")],
         );
         let r = s.render("a.vue", json!({"xs": ["a"]})).unwrap();
         assert_eq!(r.text, "<p>{{ vue }}</p>\na\n");

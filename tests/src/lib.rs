@@ -1,1 +1,106 @@
+//! Helpers for seams' end-to-end tests: temporary projects, fixture
+//! components built from source, and the CLI run in-process or as a
+//! process.
 
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A generator that misbehaves as its model tells it to.
+pub const HOSTILE_WASM: &str = env!("SEAMS_HOSTILE_WASM");
+/// A WASI command component: another world.
+pub const OTHER_WORLD_WASM: &str = env!("SEAMS_OTHER_WORLD_WASM");
+/// A generator built for `seams:generator@0.2.0`.
+pub const FUTURE_WASM: &str = env!("SEAMS_FUTURE_WASM");
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+/// A project in a temporary directory.
+pub struct TempProject {
+    /// Keeps the directory alive.
+    pub dir: tempfile::TempDir,
+}
+
+impl TempProject {
+    /// A project whose model is `model` (Turtle) and whose `seams.toml` is
+    /// `[model] files = ["model.ttl"]` followed by `rest`.
+    pub fn new(model: &str, rest: &str) -> TempProject {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("model.ttl"), model).unwrap();
+        std::fs::write(
+            dir.path().join("seams.toml"),
+            format!("[model]\nfiles = [\"model.ttl\"]\n\n{rest}"),
+        )
+        .unwrap();
+        TempProject { dir }
+    }
+
+    /// The project directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Copies a file into the project under `name`.
+    pub fn add_file(&self, name: &str, from: &str) {
+        std::fs::copy(from, self.path().join(name)).unwrap();
+    }
+
+    /// Every file under the project, relative, sorted, with its bytes.
+    pub fn files(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        walk(self.path(), self.path(), &mut out);
+        out.sort();
+        out
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            walk(root, &path, out);
+        } else {
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            out.push((rel, std::fs::read(&path).unwrap()));
+        }
+    }
+}
+
+/// What a CLI run gave.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The exit status.
+    pub code: u8,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs `seams ARGS` in this process.
+pub fn seams(args: &[&str]) -> Outcome {
+    let mut argv: Vec<OsString> = vec!["seams".into()];
+    argv.extend(args.iter().map(OsString::from));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = seams::cli::run(argv, &mut out, &mut err);
+    Outcome {
+        code,
+        stdout: String::from_utf8(out).unwrap(),
+        stderr: String::from_utf8(err).unwrap(),
+    }
+}
+
+/// The `seams` binary cargo built beside the tests.
+pub fn seams_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/e2e-HASH -> target/<profile>/seams
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|p| p.join(format!("seams{}", std::env::consts::EXE_SUFFIX)))
+        .unwrap();
+    assert!(bin.is_file(), "{} is missing: run the tests with `cargo test` from the workspace root, which builds it", bin.display());
+    bin
+}

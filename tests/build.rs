@@ -1,0 +1,19 @@
+//! Builds the hostile fixture components from source for the tests.
+
+include!("../host/build/guest.rs");
+
+fn main() {
+    let tests = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = tests.parent().unwrap().to_owned();
+    for dir in ["tests/fixtures", "sdk/src", "wit", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+    }
+    let target_dir = guest_target_dir();
+    let fixtures = tests.join("fixtures");
+    let hostile = build_guest(&fixtures.join("hostile/Cargo.toml"), &target_dir, "seams_hostile");
+    println!("cargo:rustc-env=SEAMS_HOSTILE_WASM={}", hostile.display());
+    let other = hostile.with_file_name("other-world.wasm");
+    println!("cargo:rustc-env=SEAMS_OTHER_WORLD_WASM={}", other.display());
+    let future = build_guest(&fixtures.join("future-version/Cargo.toml"), &target_dir, "seams_future_version");
+    println!("cargo:rustc-env=SEAMS_FUTURE_WASM={}", future.display());
+}

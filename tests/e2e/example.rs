@@ -1,0 +1,108 @@
+//! The chat example: generating it gives exactly the committed outputs and
+//! lock, every time, whatever the time zone, locale or working directory.
+
+use std::path::Path;
+use std::process::Command;
+
+use seams_tests::{TempProject, repo_root, seams, seams_binary};
+
+/// The committed example files: seams.toml, the model, outputs and lock.
+fn committed() -> Vec<(String, Vec<u8>)> {
+    let dir = repo_root().join("examples/chat");
+    let mut files = Vec::new();
+    for rel in ["seams.toml", "model.ttl", "seams.lock"] {
+        files.push((rel.to_owned(), std::fs::read(dir.join(rel)).unwrap()));
+    }
+    for entry in std::fs::read_dir(dir.join("out")).unwrap() {
+        let path = entry.unwrap().path();
+        let rel = format!("out/{}", path.file_name().unwrap().to_string_lossy());
+        files.push((rel, std::fs::read(&path).unwrap()));
+    }
+    files.sort();
+    files
+}
+
+/// A copy of the example with only its sources: no outputs, no lock.
+fn sources_only() -> TempProject {
+    let dir = repo_root().join("examples/chat");
+    let p = TempProject::new(&std::fs::read_to_string(dir.join("model.ttl")).unwrap(), "");
+    std::fs::copy(dir.join("seams.toml"), p.path().join("seams.toml")).unwrap();
+    p
+}
+
+fn assert_same(p: &TempProject, expected: &[(String, Vec<u8>)]) {
+    let got = p.files();
+    let names = |f: &[(String, Vec<u8>)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&got), names(expected));
+    for ((name, a), (_, b)) in got.iter().zip(expected) {
+        assert!(a == b, "{name} differs from the committed example:\n{}", String::from_utf8_lossy(a));
+    }
+}
+
+#[test]
+fn the_chat_example_generates_its_committed_outputs_and_lock_twice() {
+    let expected = committed();
+    let p = sources_only();
+    let first = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(first.code, 0, "{first:?}");
+    assert_same(&p, &expected);
+
+    let second = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(second.code, 0, "{second:?}");
+    assert!(second.stdout.contains("0 written"), "{}", second.stdout);
+    assert_same(&p, &expected);
+}
+
+#[test]
+fn the_chat_example_is_the_same_under_another_time_zone_locale_and_directory() {
+    let expected = committed();
+    let p = sources_only();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let output = Command::new(seams_binary())
+        .args(["generate", "--project"])
+        .arg(p.path())
+        .current_dir(elsewhere.path())
+        .env("TZ", "Pacific/Kiritimati")
+        .env("LC_ALL", "tr_TR.UTF-8")
+        .env("LANG", "tr_TR.UTF-8")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_same(&p, &expected);
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing is written to the working directory");
+}
+
+#[test]
+fn a_project_given_relatively_generates_the_same() {
+    let expected = committed();
+    let p = sources_only();
+    let parent = p.path().parent().unwrap();
+    let name = p.path().file_name().unwrap();
+    let output = Command::new(seams_binary())
+        .args(["generate", "--project"])
+        .arg(Path::new(name))
+        .current_dir(parent)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_same(&p, &expected);
+}
+
+#[test]
+fn usage_errors_exit_2_and_project_errors_exit_1() {
+    let run = seams(&["generate", "--no-such-flag"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let empty = tempfile::tempdir().unwrap();
+    let run = seams(&["generate", "--project", empty.path().to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("no seams.toml in"), "{}", run.stderr);
+}
+
+#[test]
+fn a_model_syntax_error_names_the_file_line_and_column_and_writes_nothing() {
+    let p = TempProject::new("@prefix ex: <urn:ex:> .\nex:a ex:b .\n", "[[generator]]\nbuiltin = \"htmx\"\n");
+    let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("model.ttl:2:"), "{}", run.stderr);
+    assert_eq!(p.files().len(), 2, "only model.ttl and seams.toml");
+}

@@ -1,0 +1,5 @@
+//! End-to-end tests of seams: the CLI on real projects, and the sandbox
+//! against hostile components built from source in `tests/fixtures`.
+
+mod example;
+mod sandbox;
