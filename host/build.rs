@@ -11,7 +11,14 @@ const BUILTINS: &[(&str, &str, &str)] = &[("htmx", "seams_htmx", "SEAMS_BUILTIN_
 fn main() {
     let host = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = host.parent().unwrap().to_owned();
-    for dir in ["host/build", "sdk/src", "sdk/Cargo.toml", "wit", "generators", "Cargo.lock"] {
+    for dir in [
+        "host/build",
+        "sdk/src",
+        "sdk/Cargo.toml",
+        "wit",
+        "generators",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
     let target_dir = guest_target_dir();
@@ -21,4 +28,3 @@ fn main() {
         println!("cargo:rustc-env={var}={}", wasm.display());
     }
 }
-

@@ -10,10 +10,18 @@ fn main() {
     }
     let target_dir = guest_target_dir();
     let fixtures = tests.join("fixtures");
-    let hostile = build_guest(&fixtures.join("hostile/Cargo.toml"), &target_dir, "seams_hostile");
+    let hostile = build_guest(
+        &fixtures.join("hostile/Cargo.toml"),
+        &target_dir,
+        "seams_hostile",
+    );
     println!("cargo:rustc-env=SEAMS_HOSTILE_WASM={}", hostile.display());
     let other = hostile.with_file_name("other-world.wasm");
     println!("cargo:rustc-env=SEAMS_OTHER_WORLD_WASM={}", other.display());
-    let future = build_guest(&fixtures.join("future-version/Cargo.toml"), &target_dir, "seams_future_version");
+    let future = build_guest(
+        &fixtures.join("future-version/Cargo.toml"),
+        &target_dir,
+        "seams_future_version",
+    );
     println!("cargo:rustc-env=SEAMS_FUTURE_WASM={}", future.display());
 }

@@ -47,13 +47,21 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 /// Runs `seams` with `args` (the first is the program name) and returns
 /// the exit status.
-pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub fn run(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
             let text = e.render().to_string();
-            let _ = if e.use_stderr() { err.write_all(text.as_bytes()) } else { out.write_all(text.as_bytes()) };
+            let _ = if e.use_stderr() {
+                err.write_all(text.as_bytes())
+            } else {
+                out.write_all(text.as_bytes())
+            };
             return code;
         }
     };
@@ -95,5 +103,9 @@ fn generate_command(dir: &std::path::Path, out: &mut dyn Write, err: &mut dyn Wr
         report.failures.len(),
         if report.failures.len() == 1 { "" } else { "s" }
     );
-    if report.failures.is_empty() { EXIT_OK } else { EXIT_FAILURE }
+    if report.failures.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    }
 }

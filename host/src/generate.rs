@@ -91,7 +91,8 @@ fn load_generator(
     let label = source_label(source);
     match source {
         GeneratorSource::Builtin(name) => {
-            let bytes = crate::builtin::component(name).expect("manifest names only known built-ins");
+            let bytes =
+                crate::builtin::component(name).expect("manifest names only known built-ins");
             runtime.load(name, bytes)
         }
         GeneratorSource::Wasm { path, sha256 } => {
@@ -157,13 +158,19 @@ pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation
             }
         };
         // Two generators may not write the same file.
-        let clash = run.outputs.iter().find_map(|o| claimed.get(&o.path).map(|owner| (o.path.clone(), owner.clone())));
+        let clash = run.outputs.iter().find_map(|o| {
+            claimed
+                .get(&o.path)
+                .map(|owner| (o.path.clone(), owner.clone()))
+        });
         if let Some((path, owner)) = clash {
             generation.failures.push((
                 source.clone(),
                 GeneratorError {
                     generator: source_label(source),
-                    kind: GeneratorErrorKind::Protocol(format!("returned {path:?}, which generator {owner} also writes")),
+                    kind: GeneratorErrorKind::Protocol(format!(
+                        "returned {path:?}, which generator {owner} also writes"
+                    )),
                 },
             ));
             continue;
@@ -226,7 +233,13 @@ pub fn lock_for(project: &Project, generation: &Generation, previous: Option<&Lo
             let label = source_label(source);
             for g in previous.generators.iter().filter(|g| g.source == label) {
                 lock.generators.push(g.clone());
-                lock.outputs.extend(previous.outputs.iter().filter(|o| o.generator == g.name).cloned());
+                lock.outputs.extend(
+                    previous
+                        .outputs
+                        .iter()
+                        .filter(|o| o.generator == g.name)
+                        .cloned(),
+                );
             }
         }
     }
@@ -256,7 +269,9 @@ pub fn generate(project: &Project, runtime: &Runtime) -> Result<GenerateReport, 
         }
         for output in &run.outputs {
             let shown = format!("{out_prefix}/{}", output.path);
-            let current = out.read(&output.path).map_err(io(out_path.join(&output.path)))?;
+            let current = out
+                .read(&output.path)
+                .map_err(io(out_path.join(&output.path)))?;
             if current.as_deref() == Some(output.text.as_bytes()) {
                 report.unchanged.push(shown);
                 continue;
@@ -269,7 +284,9 @@ pub fn generate(project: &Project, runtime: &Runtime) -> Result<GenerateReport, 
     let lock_text = lock_for(project, &generation, previous.as_ref()).to_text();
     report.failures = generation.failures.into_iter().map(|(_, e)| e).collect();
     let root = OutputDir::open(&project.root).map_err(io(project.root.clone()))?;
-    let current = root.read(LOCK_FILE).map_err(io(project.root.join(LOCK_FILE)))?;
+    let current = root
+        .read(LOCK_FILE)
+        .map_err(io(project.root.join(LOCK_FILE)))?;
     if current.as_deref() != Some(lock_text.as_bytes()) {
         root.write(LOCK_FILE, lock_text.as_bytes())
             .map_err(io(project.root.join(LOCK_FILE)))?;

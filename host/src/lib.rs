@@ -25,7 +25,7 @@
 //! - [`Runtime`]: the wasmtime engine and sandbox; [`Limits`] are its
 //!   budgets, [`GeneratorError`] what it reports.
 //! - [`TemplateService`]: renders a generator's templates.
-//! - [`Lock`]: `seams.lock`.
+//! - [`Lock`]: the contents of `seams.lock`.
 //! - [`generate()`]: the `seams generate` command; [`cli::run`] the whole CLI.
 
 #![deny(missing_docs)]

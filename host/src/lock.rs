@@ -95,7 +95,8 @@ impl Lock {
     /// The lock's canonical text.
     pub fn to_text(&self) -> String {
         let mut lock = self.clone();
-        lock.generators.sort_by(|a, b| a.name.cmp(&b.name).then(a.source.cmp(&b.source)));
+        lock.generators
+            .sort_by(|a, b| a.name.cmp(&b.name).then(a.source.cmp(&b.source)));
         lock.outputs.sort_by(|a, b| a.path.cmp(&b.path));
         let mut text = serde_json::to_string_pretty(&lock).expect("a lock always serializes");
         text.push('\n');
@@ -149,10 +150,14 @@ mod tests {
 
     #[test]
     fn a_bad_lock_is_named_with_what_to_do() {
-        let err = Lock::parse("p/seams.lock", "{\"lock_version\": 2}").unwrap_err().to_string();
+        let err = Lock::parse("p/seams.lock", "{\"lock_version\": 2}")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("p/seams.lock: "), "{err}");
         assert!(err.contains("seams generate"), "{err}");
-        let text = lock().to_text().replace("\"lock_version\": 1", "\"lock_version\": 9");
+        let text = lock()
+            .to_text()
+            .replace("\"lock_version\": 1", "\"lock_version\": 9");
         let err = Lock::parse("seams.lock", &text).unwrap_err().to_string();
         assert!(err.contains("lock_version 9"), "{err}");
     }

@@ -3,6 +3,10 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let code = seams::cli::run(std::env::args_os(), &mut std::io::stdout(), &mut std::io::stderr());
+    let code = seams::cli::run(
+        std::env::args_os(),
+        &mut std::io::stdout(),
+        &mut std::io::stderr(),
+    );
     ExitCode::from(code)
 }

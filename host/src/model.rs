@@ -60,7 +60,9 @@ pub enum ModelError {
         message: String,
     },
     /// The model's blank nodes are too entangled to canonicalize.
-    #[error("cannot compute the model hash: {0}; the model's blank nodes are too symmetric, name some of them with IRIs")]
+    #[error(
+        "cannot compute the model hash: {0}; the model's blank nodes are too symmetric, name some of them with IRIs"
+    )]
     Canonicalization(String),
     /// The store refused the data.
     #[error("cannot store the model: {0}")]
@@ -175,7 +177,10 @@ impl Model {
 
     /// Hashes and labels come from the parsed quads, not the store: the
     /// store may normalize literals (`02` as `2`), and the hash must not.
-    fn from_quads(mut quads: Vec<Quad>, prefixes: BTreeMap<String, String>) -> Result<Model, ModelError> {
+    fn from_quads(
+        mut quads: Vec<Quad>,
+        prefixes: BTreeMap<String, String>,
+    ) -> Result<Model, ModelError> {
         // A dataset is a set: the same quad in two files counts once.
         let mut seen = std::collections::HashSet::new();
         quads.retain(|q| seen.insert(q.clone()));
@@ -519,8 +524,11 @@ mod tests {
 
     #[test]
     fn a_syntax_error_names_file_line_and_column() {
-        let err = Model::parse("broken.ttl", "@prefix ex: <urn:ex:> .\nex:a ex:b ex:c ;;\nex:d .\n")
-            .unwrap_err();
+        let err = Model::parse(
+            "broken.ttl",
+            "@prefix ex: <urn:ex:> .\nex:a ex:b ex:c ;;\nex:d .\n",
+        )
+        .unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("broken.ttl:"), "{text}");
         match err {
@@ -554,7 +562,8 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
 "#;
         let other = Model::parse("b.nt", ntriples).unwrap();
         assert_eq!(turtle.hash(), other.hash());
-        let changed = Model::parse("c.ttl", &CHAT_TTL.replace("\"Thread\"", "\"Thread!\"")).unwrap();
+        let changed =
+            Model::parse("c.ttl", &CHAT_TTL.replace("\"Thread\"", "\"Thread!\"")).unwrap();
         assert_ne!(turtle.hash(), changed.hash());
     }
 
@@ -567,7 +576,11 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
 
     #[test]
     fn a_graph_without_blank_nodes_hashes_its_sorted_nquads() {
-        let model = Model::parse("a.nt", "<urn:b> <urn:p> \"x\" .\n<urn:a> <urn:p> <urn:c> .\n").unwrap();
+        let model = Model::parse(
+            "a.nt",
+            "<urn:b> <urn:p> \"x\" .\n<urn:a> <urn:p> <urn:c> .\n",
+        )
+        .unwrap();
         let expected = sha256_hex(b"<urn:a> <urn:p> <urn:c> .\n<urn:b> <urn:p> \"x\" .\n");
         assert_eq!(model.hash(), expected);
     }
@@ -579,20 +592,33 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
             model.label_lines(),
             "https://example.org/chat#list\tList\nhttps://example.org/chat#thread\tThread\n"
         );
-        assert_eq!(model.label("https://example.org/chat#thread"), Some("Thread"));
+        assert_eq!(
+            model.label("https://example.org/chat#thread"),
+            Some("Thread")
+        );
     }
 
     #[test]
     fn queries_see_the_model_prefixes() {
         let model = Model::parse("a.ttl", CHAT_TTL).unwrap();
         let json = model
-            .query("SELECT ?l WHERE { ex:thread rdfs:label ?l }", soon(), 1 << 20)
+            .query(
+                "SELECT ?l WHERE { ex:thread rdfs:label ?l }",
+                soon(),
+                1 << 20,
+            )
             .unwrap();
         assert!(json.contains("\"Thread\""), "{json}");
-        let ask = model.query("ASK { ex:list ex:items ?x }", soon(), 1 << 20).unwrap();
+        let ask = model
+            .query("ASK { ex:list ex:items ?x }", soon(), 1 << 20)
+            .unwrap();
         assert!(ask.contains("true"), "{ask}");
         let construct = model
-            .query("CONSTRUCT { ?s rdfs:label ?l } WHERE { ?s rdfs:label ?l }", soon(), 1 << 20)
+            .query(
+                "CONSTRUCT { ?s rdfs:label ?l } WHERE { ?s rdfs:label ?l }",
+                soon(),
+                1 << 20,
+            )
             .unwrap();
         assert_eq!(construct.lines().count(), 2, "{construct}");
     }
@@ -609,7 +635,11 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
             assert_eq!(err, QueryError::UpdateRefused, "{update}");
         }
         let before = model.hash().to_owned();
-        assert!(model.query("SELECT * WHERE { ?s ?p ?o }", soon(), 1 << 20).is_ok());
+        assert!(
+            model
+                .query("SELECT * WHERE { ?s ?p ?o }", soon(), 1 << 20)
+                .is_ok()
+        );
         assert_eq!(model.hash(), before);
     }
 

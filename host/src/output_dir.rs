@@ -93,7 +93,9 @@ pub fn validate(path: &str) -> Result<(), &'static str> {
         match segment {
             "" => return Err("it has an empty segment ('//' or a trailing '/')"),
             "." => return Err("it has a '.' segment; normalize it"),
-            ".." => return Err("it has a '..' segment, which could lead outside the output directory"),
+            ".." => {
+                return Err("it has a '..' segment, which could lead outside the output directory");
+            }
             _ => {}
         }
     }
@@ -121,7 +123,9 @@ pub fn check_distinct<'a>(sorted: impl IntoIterator<Item = &'a str>) -> Result<(
         let mut prefix = *path;
         while let Some((parent, _)) = prefix.rsplit_once('/') {
             if set.contains(parent) {
-                return Err(format!("returned {parent:?} as a file and {path:?} inside it"));
+                return Err(format!(
+                    "returned {parent:?} as a file and {path:?} inside it"
+                ));
             }
             prefix = parent;
         }
@@ -135,10 +139,29 @@ mod tests {
 
     #[test]
     fn paths_that_could_leave_the_output_directory_are_refused() {
-        for bad in ["../x", "/etc/x", "a/../../x", "C:\\x", "C:x", "a\u{0}b", "a\nb", "a\u{7f}", "", "a//b", "a/", "./a", "x.html.trace.json"] {
+        for bad in [
+            "../x",
+            "/etc/x",
+            "a/../../x",
+            "C:\\x",
+            "C:x",
+            "a\u{0}b",
+            "a\nb",
+            "a\u{7f}",
+            "",
+            "a//b",
+            "a/",
+            "./a",
+            "x.html.trace.json",
+        ] {
             assert!(validate(bad).is_err(), "{bad:?} should be refused");
         }
-        for good in ["index.html", "pages/thread.html", "a.b/c-d_e.txt", "ünïcode.md"] {
+        for good in [
+            "index.html",
+            "pages/thread.html",
+            "a.b/c-d_e.txt",
+            "ünïcode.md",
+        ] {
             assert_eq!(validate(good), Ok(()), "{good:?}");
         }
     }
@@ -146,7 +169,11 @@ mod tests {
     #[test]
     fn clashing_paths_are_named() {
         assert!(check_distinct(["a", "a"]).unwrap_err().contains("twice"));
-        assert!(check_distinct(["a", "a/b"]).unwrap_err().contains("\"a\" as a file"));
+        assert!(
+            check_distinct(["a", "a/b"])
+                .unwrap_err()
+                .contains("\"a\" as a file")
+        );
         assert!(check_distinct(["a/b", "a/c", "b"]).is_ok());
     }
 }

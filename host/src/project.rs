@@ -179,26 +179,40 @@ impl Project {
 
         let model = raw.model.into_inner();
         if model.files.is_empty() {
-            return Err(invalid(None, "[model] files is empty; name at least one .ttl, .trig, .nt or .nq file".into()));
+            return Err(invalid(
+                None,
+                "[model] files is empty; name at least one .ttl, .trig, .nt or .nq file".into(),
+            ));
         }
         let mut model_files = Vec::new();
         for file in &model.files {
-            let rel = relative_path(file.get_ref())
-                .map_err(|why| invalid(Some(file.span()), format!("[model] files: {:?} {why}", file.get_ref())))?;
+            let rel = relative_path(file.get_ref()).map_err(|why| {
+                invalid(
+                    Some(file.span()),
+                    format!("[model] files: {:?} {why}", file.get_ref()),
+                )
+            })?;
             model_files.push(root.join(rel));
         }
 
         let output_dir = match raw.output {
             Some(output) => {
                 let dir = output.into_inner().dir;
-                relative_path(dir.get_ref())
-                    .map_err(|why| invalid(Some(dir.span()), format!("[output] dir: {:?} {why}", dir.get_ref())))?
+                relative_path(dir.get_ref()).map_err(|why| {
+                    invalid(
+                        Some(dir.span()),
+                        format!("[output] dir: {:?} {why}", dir.get_ref()),
+                    )
+                })?
             }
             None => PathBuf::from("out"),
         };
 
         if raw.generator.is_empty() {
-            return Err(invalid(None, "no [[generator]]; add one, e.g. [[generator]] builtin = \"htmx\"".into()));
+            return Err(invalid(
+                None,
+                "no [[generator]]; add one, e.g. [[generator]] builtin = \"htmx\"".into(),
+            ));
         }
         let mut generators = Vec::new();
         for entry in &raw.generator {
@@ -225,12 +239,19 @@ impl Project {
                 }
                 (None, Some(wasm)) => {
                     let rel = relative_path(wasm.get_ref()).map_err(|why| {
-                        invalid(Some(wasm.span()), format!("[[generator]] wasm: {:?} {why}", wasm.get_ref()))
+                        invalid(
+                            Some(wasm.span()),
+                            format!("[[generator]] wasm: {:?} {why}", wasm.get_ref()),
+                        )
                     })?;
                     let sha256 = match &g.sha256 {
                         Some(sha) => {
                             let s = sha.get_ref();
-                            if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+                            if s.len() != 64
+                                || !s
+                                    .bytes()
+                                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                            {
                                 return Err(invalid(
                                     Some(sha.span()),
                                     "[[generator]] sha256: expected 64 lowercase hex digits".into(),
@@ -250,7 +271,10 @@ impl Project {
                 }
             };
             if generators.contains(&source) {
-                return Err(invalid(Some(entry.span()), format!("[[generator]] {source} is listed twice")));
+                return Err(invalid(
+                    Some(entry.span()),
+                    format!("[[generator]] {source} is listed twice"),
+                ));
             }
             generators.push(source);
         }
@@ -259,7 +283,10 @@ impl Project {
         let s = &raw.sandbox;
         let positive = |v: &Spanned<u64>, key: &str| {
             if *v.get_ref() == 0 {
-                Err(invalid(Some(v.span()), format!("[sandbox] {key} must be greater than 0")))
+                Err(invalid(
+                    Some(v.span()),
+                    format!("[sandbox] {key} must be greater than 0"),
+                ))
             } else {
                 Ok(*v.get_ref())
             }
@@ -270,14 +297,20 @@ impl Project {
         if let Some(v) = &s.timeout_seconds {
             let secs = *v.get_ref();
             if !(secs > 0.0 && secs <= 3600.0) {
-                return Err(invalid(Some(v.span()), "[sandbox] timeout-seconds must be in (0, 3600]".into()));
+                return Err(invalid(
+                    Some(v.span()),
+                    "[sandbox] timeout-seconds must be in (0, 3600]".into(),
+                ));
             }
             limits.timeout = std::time::Duration::from_secs_f64(secs);
         }
         let mib = |v: &Spanned<u64>, key: &str, max: u64| {
             let n = positive(v, key)?;
             if n > max {
-                return Err(invalid(Some(v.span()), format!("[sandbox] {key} must be at most {max}")));
+                return Err(invalid(
+                    Some(v.span()),
+                    format!("[sandbox] {key} must be at most {max}"),
+                ));
             }
             Ok(n as usize)
         };
@@ -322,7 +355,9 @@ fn relative_path(text: &str) -> Result<PathBuf, &'static str> {
     for c in path.components() {
         match c {
             Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir => return Err("must not contain '..'; keep files inside the project"),
+            Component::ParentDir => {
+                return Err("must not contain '..'; keep files inside the project");
+            }
             Component::RootDir | Component::Prefix(_) => {
                 return Err("must be relative to the project directory");
             }
@@ -345,7 +380,8 @@ mod tests {
 
     #[test]
     fn a_minimal_manifest_gets_defaults() {
-        let p = parse("[model]\nfiles = [\"model.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n").unwrap();
+        let p =
+            parse("[model]\nfiles = [\"model.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n").unwrap();
         assert_eq!(p.model_files, [PathBuf::from("/p/model.ttl")]);
         assert_eq!(p.output_dir, PathBuf::from("out"));
         assert_eq!(p.generators, [GeneratorSource::Builtin("htmx".into())]);
@@ -369,12 +405,36 @@ mod tests {
     #[test]
     fn errors_name_the_file_line_and_key() {
         let cases = [
-            ("[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"nope\"\n", "seams.toml:4:", "unknown generator \"nope\""),
-            ("[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nwasm = \"../g.wasm\"\n", "seams.toml:4:", "[[generator]] wasm"),
-            ("[model]\nfiles = [\"/etc/m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n", "seams.toml:2:", "[model] files"),
-            ("[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nfuel = 0\n", "seams.toml:6:", "[sandbox] fuel"),
-            ("[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nmemory = 3\n", "seams.toml:6:", "memory"),
-            ("[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\nwasm = \"g.wasm\"\n", "seams.toml:3:", "exactly one of"),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"nope\"\n",
+                "seams.toml:4:",
+                "unknown generator \"nope\"",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nwasm = \"../g.wasm\"\n",
+                "seams.toml:4:",
+                "[[generator]] wasm",
+            ),
+            (
+                "[model]\nfiles = [\"/etc/m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n",
+                "seams.toml:2:",
+                "[model] files",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nfuel = 0\n",
+                "seams.toml:6:",
+                "[sandbox] fuel",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nmemory = 3\n",
+                "seams.toml:6:",
+                "memory",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\nwasm = \"g.wasm\"\n",
+                "seams.toml:3:",
+                "exactly one of",
+            ),
             ("[model]\nfiles = [\"m.ttl\"\n", "seams.toml:2:", ""),
         ];
         for (text, location, key) in cases {

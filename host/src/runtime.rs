@@ -25,8 +25,8 @@ use wasmtime::{Config, Engine, Store, Trap};
 use crate::model::{Model, sha256_hex};
 use crate::templates::{Rendered, Syntax, TemplateError};
 
-pub use bindings::PROTOCOL_VERSION;
 use bindings::GeneratorPre;
+pub use bindings::PROTOCOL_VERSION;
 use sandbox::{Sandbox, Violation};
 
 /// How long between two epoch ticks; the deadline's resolution.
@@ -87,13 +87,17 @@ pub struct GeneratorError {
 #[non_exhaustive]
 pub enum GeneratorErrorKind {
     /// Not WebAssembly at all.
-    #[error("not a WebAssembly component (no \\0asm header); name a .wasm built with --target wasm32-wasip2")]
+    #[error(
+        "not a WebAssembly component (no \\0asm header); name a .wasm built with --target wasm32-wasip2"
+    )]
     NotWasm,
     /// A core module rather than a component.
     #[error("is a core WebAssembly module, not a component; build it with --target wasm32-wasip2")]
     CoreModule,
     /// A component of another protocol version.
-    #[error("targets seams:generator@{found}, but this seams supports seams:generator@{supported}; rebuild it against seams-sdk for {supported} or use a seams that supports {found}")]
+    #[error(
+        "targets seams:generator@{found}, but this seams supports seams:generator@{supported}; rebuild it against seams-sdk for {supported} or use a seams that supports {found}"
+    )]
     UnsupportedVersion {
         /// The version the component targets.
         found: String,
@@ -101,7 +105,9 @@ pub enum GeneratorErrorKind {
         supported: &'static str,
     },
     /// A component that is not a seams generator.
-    #[error("is not a seams generator: it exports {exports}, not seams:generator/generator-api@{PROTOCOL_VERSION}")]
+    #[error(
+        "is not a seams generator: it exports {exports}, not seams:generator/generator-api@{PROTOCOL_VERSION}"
+    )]
     NotAGenerator {
         /// What it exports instead.
         exports: String,
@@ -113,25 +119,33 @@ pub enum GeneratorErrorKind {
     #[error("failed to compile: {0}")]
     Compile(String),
     /// Fuel ran out.
-    #[error("ran out of fuel (limit {limit}); raise [sandbox] fuel in seams.toml if the generator is not stuck")]
+    #[error(
+        "ran out of fuel (limit {limit}); raise [sandbox] fuel in seams.toml if the generator is not stuck"
+    )]
     Fuel {
         /// The fuel limit.
         limit: u64,
     },
     /// The wall-clock deadline passed.
-    #[error("ran past its time budget of {seconds}s; raise [sandbox] timeout-seconds in seams.toml if the generator is not stuck")]
+    #[error(
+        "ran past its time budget of {seconds}s; raise [sandbox] timeout-seconds in seams.toml if the generator is not stuck"
+    )]
     Timeout {
         /// The budget in seconds.
         seconds: f64,
     },
     /// The memory cap was hit.
-    #[error("tried to use more than {limit_mib} MiB of memory; raise [sandbox] memory-mib in seams.toml")]
+    #[error(
+        "tried to use more than {limit_mib} MiB of memory; raise [sandbox] memory-mib in seams.toml"
+    )]
     Memory {
         /// The cap in MiB.
         limit_mib: usize,
     },
     /// Too many output files.
-    #[error("returned {count} files, more than the limit of {limit}; raise [sandbox] max-outputs in seams.toml")]
+    #[error(
+        "returned {count} files, more than the limit of {limit}; raise [sandbox] max-outputs in seams.toml"
+    )]
     TooManyOutputs {
         /// Files returned.
         count: usize,
@@ -139,7 +153,9 @@ pub enum GeneratorErrorKind {
         limit: usize,
     },
     /// Outputs too large.
-    #[error("produced more than {limit_mib} MiB of output; raise [sandbox] max-output-mib in seams.toml")]
+    #[error(
+        "produced more than {limit_mib} MiB of output; raise [sandbox] max-output-mib in seams.toml"
+    )]
     OutputTooLarge {
         /// The limit in MiB.
         limit_mib: usize,
@@ -352,8 +368,8 @@ impl Runtime {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| fail(GeneratorErrorKind::Link(format!("{e:#}"))))?;
-        let pre = GeneratorPre::new(pre)
-            .map_err(|e| fail(GeneratorErrorKind::Link(format!("{e:#}"))))?;
+        let pre =
+            GeneratorPre::new(pre).map_err(|e| fail(GeneratorErrorKind::Link(format!("{e:#}"))))?;
         Ok(LoadedGenerator {
             label: label.to_owned(),
             sha256,
@@ -436,8 +452,8 @@ fn run_steps(
     let instance = generator.pre.instantiate(&mut *store)?;
     let api = instance.seams_generator_generator_api();
 
-    let meta = bindings::meta_from_wit(api.call_meta(&mut *store)?)
-        .map_err(GeneratorErrorKind::Meta)?;
+    let meta =
+        bindings::meta_from_wit(api.call_meta(&mut *store)?).map_err(GeneratorErrorKind::Meta)?;
     let service = crate::templates::TemplateService::new(meta.templates.clone(), meta.syntax)
         .map_err(GeneratorErrorKind::Template)?;
     store.data_mut().set_templates(Arc::new(service));
@@ -446,7 +462,10 @@ fn run_steps(
         .call_extract(&mut *store)?
         .map_err(|e| reported("extract", e))?;
     if let Err(e) = serde_json::from_str::<serde_json::Value>(&view) {
-        return Err(GeneratorErrorKind::Protocol(format!("extract returned a view model that is not JSON: {e}")).into());
+        return Err(GeneratorErrorKind::Protocol(format!(
+            "extract returned a view model that is not JSON: {e}"
+        ))
+        .into());
     }
 
     let files = api
@@ -467,7 +486,10 @@ fn run_steps(
             bindings::Body::Text(text) => (text, None),
             bindings::Body::Rendered(resource) => {
                 let rendered = store.data_mut().take_rendered(resource).map_err(|e| {
-                    GeneratorErrorKind::Protocol(format!("render returned {:?} with a rendered body the host does not know: {e}", file.path))
+                    GeneratorErrorKind::Protocol(format!(
+                        "render returned {:?} with a rendered body the host does not know: {e}",
+                        file.path
+                    ))
                 })?;
                 (rendered.text.clone(), Some(rendered))
             }
@@ -485,7 +507,10 @@ fn run_steps(
         })?;
         outputs.push(Output {
             path: file.path,
-            sources: rendered.as_ref().map(|r| view_iris(&r.context)).unwrap_or_default(),
+            sources: rendered
+                .as_ref()
+                .map(|r| view_iris(&r.context))
+                .unwrap_or_default(),
             text,
             rendered,
         });
@@ -569,13 +594,7 @@ fn classify(
         Some(Trap::StackOverflow) => GeneratorErrorKind::StackOverflow,
         _ => {
             // A panic prints its message to stderr before the trap.
-            let tail: Vec<&str> = log
-                .iter()
-                .rev()
-                .take(3)
-                .rev()
-                .map(String::as_str)
-                .collect();
+            let tail: Vec<&str> = log.iter().rev().take(3).rev().map(String::as_str).collect();
             // The first line only: wasmtime appends a multi-line backtrace.
             let mut message = match error.downcast_ref::<Trap>() {
                 Some(trap) => trap.to_string(),

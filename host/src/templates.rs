@@ -167,7 +167,9 @@ mod tests {
 
     fn service(syntax: Syntax, templates: &[(&str, &str)]) -> TemplateService {
         TemplateService::new(
-            templates.iter().map(|(n, s)| (n.to_string(), s.to_string())),
+            templates
+                .iter()
+                .map(|(n, s)| (n.to_string(), s.to_string())),
             syntax,
         )
         .unwrap()
@@ -187,7 +189,10 @@ mod tests {
     fn bracket_syntax_leaves_braces_verbatim() {
         let s = service(
             Syntax::Brackets,
-            &[("a.vue", "<p>{{ vue }}</p>\n[% for x in xs %]\n[[ x ]]\n[# a comment line leaves nothing #]\n[% endfor %]\n")],
+            &[(
+                "a.vue",
+                "<p>{{ vue }}</p>\n[% for x in xs %]\n[[ x ]]\n[# a comment line leaves nothing #]\n[% endfor %]\n",
+            )],
         );
         let r = s.render("a.vue", json!({"xs": ["a"]})).unwrap();
         assert_eq!(r.text, "<p>{{ vue }}</p>\na\n");
@@ -197,7 +202,13 @@ mod tests {
     fn includes_resolve_among_the_generators_templates() {
         let s = service(
             Syntax::Jinja,
-            &[("page.html", "<main>\n{% include \"part.html\" %}\n</main>\n"), ("part.html", "<p>{{ t }}</p>\n")],
+            &[
+                (
+                    "page.html",
+                    "<main>\n{% include \"part.html\" %}\n</main>\n",
+                ),
+                ("part.html", "<p>{{ t }}</p>\n"),
+            ],
         );
         let r = s.render("page.html", json!({"t": "<b>"})).unwrap();
         assert_eq!(r.text, "<main>\n<p>&lt;b&gt;</p>\n</main>\n");
@@ -205,8 +216,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_template_and_line() {
-        let err = TemplateService::new([("bad.txt".to_string(), "ok\n{% for %}\n".to_string())], Syntax::Jinja)
-            .unwrap_err();
+        let err = TemplateService::new(
+            [("bad.txt".to_string(), "ok\n{% for %}\n".to_string())],
+            Syntax::Jinja,
+        )
+        .unwrap_err();
         assert_eq!(err.template, "bad.txt");
         assert_eq!(err.line, Some(2));
 
@@ -223,7 +237,10 @@ mod tests {
     fn a_runaway_template_runs_out_of_fuel() {
         let s = service(
             Syntax::Jinja,
-            &[("a.txt", "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}")],
+            &[(
+                "a.txt",
+                "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}",
+            )],
         );
         let err = s.render("a.txt", json!({})).unwrap_err();
         assert!(err.message.contains("fuel"), "{err}");

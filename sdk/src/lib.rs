@@ -216,6 +216,9 @@ pub mod __internal {
 
     pub fn sources<G: Generator>(view: &str) -> Result<Vec<api::FileSources>, WitError> {
         let sources = G::sources(&parse_view(view)?).map_err(Error::into_wit)?;
-        Ok(sources.into_iter().map(crate::FileSources::into_wit).collect())
+        Ok(sources
+            .into_iter()
+            .map(crate::FileSources::into_wit)
+            .collect())
     }
 }

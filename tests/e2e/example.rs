@@ -35,7 +35,11 @@ fn assert_same(p: &TempProject, expected: &[(String, Vec<u8>)]) {
     let names = |f: &[(String, Vec<u8>)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     assert_eq!(names(&got), names(expected));
     for ((name, a), (_, b)) in got.iter().zip(expected) {
-        assert!(a == b, "{name} differs from the committed example:\n{}", String::from_utf8_lossy(a));
+        assert!(
+            a == b,
+            "{name} differs from the committed example:\n{}",
+            String::from_utf8_lossy(a)
+        );
     }
 }
 
@@ -67,9 +71,17 @@ fn the_chat_example_is_the_same_under_another_time_zone_locale_and_directory() {
         .env("LANG", "tr_TR.UTF-8")
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_same(&p, &expected);
-    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0, "nothing is written to the working directory");
+    assert_eq!(
+        std::fs::read_dir(elsewhere.path()).unwrap().count(),
+        0,
+        "nothing is written to the working directory"
+    );
 }
 
 #[test]
@@ -84,7 +96,11 @@ fn a_project_given_relatively_generates_the_same() {
         .current_dir(parent)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_same(&p, &expected);
 }
 
@@ -100,7 +116,10 @@ fn usage_errors_exit_2_and_project_errors_exit_1() {
 
 #[test]
 fn a_model_syntax_error_names_the_file_line_and_column_and_writes_nothing() {
-    let p = TempProject::new("@prefix ex: <urn:ex:> .\nex:a ex:b .\n", "[[generator]]\nbuiltin = \"htmx\"\n");
+    let p = TempProject::new(
+        "@prefix ex: <urn:ex:> .\nex:a ex:b .\n",
+        "[[generator]]\nbuiltin = \"htmx\"\n",
+    );
     let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("model.ttl:2:"), "{}", run.stderr);

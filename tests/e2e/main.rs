@@ -1,5 +1,6 @@
 //! End-to-end tests of seams: the CLI on real projects, and the sandbox
 //! against hostile components built from source in `tests/fixtures`.
 
+mod author;
 mod example;
 mod sandbox;

@@ -20,7 +20,9 @@ fn hostile_project(behaviour: &str, sandbox: &str) -> TempProject {
     );
     let p = TempProject::new(
         &model,
-        &format!("[[generator]]\nbuiltin = \"htmx\"\n\n[[generator]]\nwasm = \"hostile.wasm\"\n\n{sandbox}"),
+        &format!(
+            "[[generator]]\nbuiltin = \"htmx\"\n\n[[generator]]\nwasm = \"hostile.wasm\"\n\n{sandbox}"
+        ),
     );
     p.add_file("hostile.wasm", HOSTILE_WASM);
     p
@@ -45,12 +47,22 @@ fn assert_stopped(p: &TempProject, expected: &[&str]) {
         .find(|l| l.starts_with("seams generate: generator hostile.wasm: "))
         .unwrap_or_else(|| panic!("no error naming the generator in {:?}", run.stderr));
     for fragment in expected {
-        assert!(error.contains(fragment), "{error:?} should say {fragment:?}");
+        assert!(
+            error.contains(fragment),
+            "{error:?} should say {fragment:?}"
+        );
     }
-    assert_eq!(outputs(p), ["conversations.html", "thread.html"], "only htmx's outputs are written");
+    assert_eq!(
+        outputs(p),
+        ["conversations.html", "thread.html"],
+        "only htmx's outputs are written"
+    );
     let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
     assert!(lock.contains("out/thread.html"));
-    assert!(!lock.contains("hostile"), "the failed generator is not locked:\n{lock}");
+    assert!(
+        !lock.contains("hostile"),
+        "the failed generator is not locked:\n{lock}"
+    );
 }
 
 #[test]
@@ -122,13 +134,22 @@ fn output_paths_that_could_leave_the_output_directory_are_refused() {
 #[test]
 fn output_beyond_the_size_cap_is_refused() {
     let p = hostile_project("big-output", "[sandbox]\nmax-output-mib = 1\n");
-    assert_stopped(&p, &["more than 1 MiB of output", "[sandbox] max-output-mib"]);
+    assert_stopped(
+        &p,
+        &["more than 1 MiB of output", "[sandbox] max-output-mib"],
+    );
 }
 
 #[test]
 fn outputs_beyond_the_count_cap_are_refused() {
     let p = hostile_project("many-outputs", "[sandbox]\nmax-outputs = 5\n");
-    assert_stopped(&p, &["returned 20 files, more than the limit of 5", "[sandbox] max-outputs"]);
+    assert_stopped(
+        &p,
+        &[
+            "returned 20 files, more than the limit of 5",
+            "[sandbox] max-outputs",
+        ],
+    );
 }
 
 #[test]
@@ -147,21 +168,38 @@ fn files_environment_network_and_clocks_are_denied_or_fixed() {
         "stdin: 0 bytes",
         "clock: 0",
     ] {
-        assert!(probe.lines().any(|l| l == line), "{line:?} missing from\n{probe}");
+        assert!(
+            probe.lines().any(|l| l == line),
+            "{line:?} missing from\n{probe}"
+        );
     }
     // Randomness is seeded from the model hash: the same in a second
     // project with the same model, different with another model.
     let again = hostile_project("probe", FAST_LIMITS);
-    assert_eq!(seams(&["generate", "--project", again.path().to_str().unwrap()]).code, 0);
-    assert_eq!(probe, std::fs::read_to_string(again.path().join("out/probe.txt")).unwrap());
+    assert_eq!(
+        seams(&["generate", "--project", again.path().to_str().unwrap()]).code,
+        0
+    );
+    assert_eq!(
+        probe,
+        std::fs::read_to_string(again.path().join("out/probe.txt")).unwrap()
+    );
     let other = hostile_project("probe", FAST_LIMITS);
     std::fs::write(
         other.path().join("model.ttl"),
         format!("{}\n<urn:seams:test#hostile> <urn:seams:test#behaviour> \"probe\" .\n<urn:x> <urn:y> \"z\" .\n", chat_model()),
     )
     .unwrap();
-    assert_eq!(seams(&["generate", "--project", other.path().to_str().unwrap()]).code, 0);
-    let random = |text: &str| text.lines().find(|l| l.starts_with("random: ")).unwrap().to_owned();
+    assert_eq!(
+        seams(&["generate", "--project", other.path().to_str().unwrap()]).code,
+        0
+    );
+    let random = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("random: "))
+            .unwrap()
+            .to_owned()
+    };
     let other_probe = std::fs::read_to_string(other.path().join("out/probe.txt")).unwrap();
     assert_ne!(random(&probe), random(&other_probe));
 }
@@ -171,20 +209,53 @@ fn a_chatty_generator_is_cut_short_in_the_log_not_failed() {
     let p = hostile_project("flood", "[sandbox]\nmax-log-kib = 4\n");
     let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
     assert_eq!(run.code, 0, "{run:?}");
-    let logged: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("hostile: ")).collect();
+    let logged: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hostile: "))
+        .collect();
     assert!(logged.len() < 200, "{} log lines", logged.len());
-    assert_eq!(logged.first(), Some(&"hostile: stdout: line 0 of a very chatty generator"));
-    assert!(logged.last().unwrap().contains("raise [sandbox] max-log-kib"), "{logged:?}");
+    assert_eq!(
+        logged.first(),
+        Some(&"hostile: stdout: line 0 of a very chatty generator")
+    );
+    assert!(
+        logged
+            .last()
+            .unwrap()
+            .contains("raise [sandbox] max-log-kib"),
+        "{logged:?}"
+    );
     assert!(p.path().join("out/flood.txt").is_file());
 }
 
 #[test]
 fn things_that_are_not_generators_are_refused() {
     let cases: [(&str, &[u8], &[&str]); 4] = [
-        ("not-wasm.wasm", b"this is not wasm", &["not a WebAssembly component"]),
-        ("core.wasm", b"\0asm\x01\0\0\0", &["core WebAssembly module", "--target wasm32-wasip2"]),
-        ("other-world.wasm", &std::fs::read(OTHER_WORLD_WASM).unwrap(), &["is not a seams generator", "wasi:cli/run", "seams:generator/generator-api@0.1.0"]),
-        ("future.wasm", &std::fs::read(FUTURE_WASM).unwrap(), &["seams:generator@0.2.0", "seams:generator@0.1.0"]),
+        (
+            "not-wasm.wasm",
+            b"this is not wasm",
+            &["not a WebAssembly component"],
+        ),
+        (
+            "core.wasm",
+            b"\0asm\x01\0\0\0",
+            &["core WebAssembly module", "--target wasm32-wasip2"],
+        ),
+        (
+            "other-world.wasm",
+            &std::fs::read(OTHER_WORLD_WASM).unwrap(),
+            &[
+                "is not a seams generator",
+                "wasi:cli/run",
+                "seams:generator/generator-api@0.1.0",
+            ],
+        ),
+        (
+            "future.wasm",
+            &std::fs::read(FUTURE_WASM).unwrap(),
+            &["seams:generator@0.2.0", "seams:generator@0.1.0"],
+        ),
     ];
     for (name, bytes, expected) in cases {
         let p = TempProject::new(
@@ -195,9 +266,16 @@ fn things_that_are_not_generators_are_refused() {
         let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
         assert_eq!(run.code, 1, "{name}: {run:?}");
         let prefix = format!("seams generate: generator {name}: ");
-        let error = run.stderr.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("{name}: {}", run.stderr));
+        let error = run
+            .stderr
+            .lines()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("{name}: {}", run.stderr));
         for fragment in expected {
-            assert!(error.contains(fragment), "{error:?} should say {fragment:?}");
+            assert!(
+                error.contains(fragment),
+                "{error:?} should say {fragment:?}"
+            );
         }
         assert_eq!(outputs(&p), ["conversations.html", "thread.html"]);
     }
@@ -207,11 +285,18 @@ fn things_that_are_not_generators_are_refused() {
 fn a_pinned_component_whose_bytes_changed_is_refused() {
     let p = TempProject::new(
         &chat_model(),
-        &format!("[[generator]]\nwasm = \"hostile.wasm\"\nsha256 = \"{}\"\n", "0".repeat(64)),
+        &format!(
+            "[[generator]]\nwasm = \"hostile.wasm\"\nsha256 = \"{}\"\n",
+            "0".repeat(64)
+        ),
     );
     p.add_file("hostile.wasm", HOSTILE_WASM);
     let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("but seams.toml pins 0000"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("but seams.toml pins 0000"),
+        "{}",
+        run.stderr
+    );
     assert!(outputs(&p).is_empty());
 }

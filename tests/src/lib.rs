@@ -14,7 +14,10 @@ pub const FUTURE_WASM: &str = env!("SEAMS_FUTURE_WASM");
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_owned()
 }
 
 /// A project in a temporary directory.
@@ -62,7 +65,11 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         if path.is_dir() {
             walk(root, &path, out);
         } else {
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             out.push((rel, std::fs::read(&path).unwrap()));
         }
     }
@@ -92,6 +99,13 @@ pub fn seams(args: &[&str]) -> Outcome {
     }
 }
 
+/// The cargo target directory the tests were built in.
+pub fn target_dir() -> PathBuf {
+    // target/<profile>/deps/e2e-HASH
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_owned()
+}
+
 /// The `seams` binary cargo built beside the tests.
 pub fn seams_binary() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -101,6 +115,10 @@ pub fn seams_binary() -> PathBuf {
         .and_then(Path::parent)
         .map(|p| p.join(format!("seams{}", std::env::consts::EXE_SUFFIX)))
         .unwrap();
-    assert!(bin.is_file(), "{} is missing: run the tests with `cargo test` from the workspace root, which builds it", bin.display());
+    assert!(
+        bin.is_file(),
+        "{} is missing: run the tests with `cargo test` from the workspace root, which builds it",
+        bin.display()
+    );
     bin
 }

@@ -60,7 +60,11 @@ pub fn extract(model: &Model) -> Result<Value> {
     )?;
     let app = match apps.as_slice() {
         [app] => app,
-        [] => return Err(Error::msg("the model has no ui:Application with an rdfs:label")),
+        [] => {
+            return Err(Error::msg(
+                "the model has no ui:Application with an rdfs:label",
+            ));
+        }
         _ => {
             return Err(Error::msg(format!(
                 "the model has {} ui:Application resources; the htmx generator needs exactly one",
@@ -126,14 +130,21 @@ pub fn extract(model: &Model) -> Result<Value> {
         check_path(&page.page, &page.path)?;
         let mut component_views = Vec::new();
         for c in components.iter().filter(|c| c.page == page.page) {
-            let kind = if c.class == format!("{UI}List") { "list" } else { "form" };
+            let kind = if c.class == format!("{UI}List") {
+                "list"
+            } else {
+                "form"
+            };
             let mut view = ViewObject::new(&c.component)
                 .field("kind", kind)
                 .field("label", c.label.as_str())
                 .field("slug", slug(&c.component))
                 .field("links", links(&c.component));
             if kind == "list" {
-                let empty = c.empty.clone().unwrap_or_else(|| "Nothing here yet.".into());
+                let empty = c
+                    .empty
+                    .clone()
+                    .unwrap_or_else(|| "Nothing here yet.".into());
                 view = view.field("empty_text", empty);
             } else {
                 let form_fields: Vec<Value> = fields
@@ -149,7 +160,9 @@ pub fn extract(model: &Model) -> Result<Value> {
                     })
                     .collect();
                 let submit = c.submit.clone().unwrap_or_else(|| "Submit".into());
-                view = view.field("fields", form_fields).field("submit_label", submit);
+                view = view
+                    .field("fields", form_fields)
+                    .field("submit_label", submit);
             }
             component_views.push(Value::from(view));
         }
@@ -205,6 +218,12 @@ fn slug(iri: &str) -> String {
     let local = iri.rsplit(['#', '/']).next().unwrap_or(iri);
     local
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }

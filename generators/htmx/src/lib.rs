@@ -16,9 +16,18 @@ impl Generator for Htmx {
             env!("CARGO_PKG_VERSION"),
             "One htmx page per page of a UI model",
         )
-        .template(Template::new("page.html", include_str!("../templates/page.html")))
-        .template(Template::new("list.html", include_str!("../templates/list.html")))
-        .template(Template::new("form.html", include_str!("../templates/form.html")))
+        .template(Template::new(
+            "page.html",
+            include_str!("../templates/page.html"),
+        ))
+        .template(Template::new(
+            "list.html",
+            include_str!("../templates/list.html"),
+        ))
+        .template(Template::new(
+            "form.html",
+            include_str!("../templates/form.html"),
+        ))
     }
 
     fn extract(model: &Model) -> Result<Value> {
@@ -36,7 +45,10 @@ impl Generator for Htmx {
                     "page": page,
                 });
                 let path = page["file"].as_str().unwrap_or_default();
-                Ok(File::rendered(path, seams_sdk::render("page.html", &context)?))
+                Ok(File::rendered(
+                    path,
+                    seams_sdk::render("page.html", &context)?,
+                ))
             })
             .collect()
     }

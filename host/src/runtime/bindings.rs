@@ -1,8 +1,8 @@
 //! The host side of `wit/since_v0.1.0`: generated bindings, version
 //! detection and conversions.
 
-use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::Engine;
+use wasmtime::component::{Component, HasSelf, Linker};
 
 use super::sandbox::Sandbox;
 use super::{GeneratorErrorKind, Meta};
@@ -36,10 +36,19 @@ pub(super) fn add_to_linker(linker: &mut Linker<Sandbox>) -> wasmtime::Result<()
 
 /// Refuses a component of another protocol version or another world,
 /// naming what it targets.
-pub(super) fn check_version(engine: &Engine, component: &Component) -> Result<(), GeneratorErrorKind> {
+pub(super) fn check_version(
+    engine: &Engine,
+    component: &Component,
+) -> Result<(), GeneratorErrorKind> {
     let ty = component.component_type();
-    let exports: Vec<String> = ty.exports(engine).map(|(name, _)| name.to_owned()).collect();
-    if exports.iter().any(|e| e == &format!("{EXPORT_PREFIX}{PROTOCOL_VERSION}")) {
+    let exports: Vec<String> = ty
+        .exports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    if exports
+        .iter()
+        .any(|e| e == &format!("{EXPORT_PREFIX}{PROTOCOL_VERSION}"))
+    {
         return Ok(());
     }
     if let Some(found) = exports.iter().find_map(|e| e.strip_prefix(EXPORT_PREFIX)) {
@@ -69,7 +78,9 @@ pub(super) fn error_message(e: &WitError) -> String {
 pub(super) fn meta_from_wit(m: api::Metadata) -> Result<Meta, String> {
     let name_ok = m.name.len() <= 40
         && m.name.starts_with(|c: char| c.is_ascii_lowercase())
-        && m.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        && m.name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if !name_ok {
         return Err(format!(
             "name {:?} must be a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters",
@@ -77,7 +88,10 @@ pub(super) fn meta_from_wit(m: api::Metadata) -> Result<Meta, String> {
         ));
     }
     if m.version.is_empty() || m.version.len() > 64 || m.version.chars().any(char::is_control) {
-        return Err(format!("version {:?} must be a short version string such as 0.1.0", m.version));
+        return Err(format!(
+            "version {:?} must be a short version string such as 0.1.0",
+            m.version
+        ));
     }
     let mut names = std::collections::BTreeSet::new();
     for t in &m.templates {
@@ -93,6 +107,10 @@ pub(super) fn meta_from_wit(m: api::Metadata) -> Result<Meta, String> {
             api::Syntax::Jinja => Syntax::Jinja,
             api::Syntax::Brackets => Syntax::Brackets,
         },
-        templates: m.templates.into_iter().map(|t| (t.name, t.source)).collect(),
+        templates: m
+            .templates
+            .into_iter()
+            .map(|t| (t.name, t.source))
+            .collect(),
     })
 }

@@ -27,7 +27,12 @@ impl ComponentCache {
         }
     }
 
-    pub(crate) fn get_or_compile(&self, engine: &Engine, sha256: &str, bytes: &[u8]) -> Result<Component, String> {
+    pub(crate) fn get_or_compile(
+        &self,
+        engine: &Engine,
+        sha256: &str,
+        bytes: &[u8],
+    ) -> Result<Component, String> {
         let path = self.dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
         if path.is_file() {
             // SAFETY: the file is in the host's own cache directory, named

@@ -101,8 +101,15 @@ impl StdoutStream for Stream {
 }
 
 impl tokio::io::AsyncWrite for Stream {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
-        self.capture.lock().expect("log lock").write(self.name, data);
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.capture
+            .lock()
+            .expect("log lock")
+            .write(self.name, data);
         // Everything is accepted: what passes the limit is dropped, so a
         // chatty generator is cut short, not failed.
         Poll::Ready(Ok(data.len()))
@@ -131,7 +138,12 @@ mod tests {
         c.push_line("dropped");
         assert_eq!(
             c.take_lines(),
-            ["stdout: hello", "stderr: oops", "stdout: world", "(log cut at 0 KiB; raise [sandbox] max-log-kib to see more)"]
+            [
+                "stdout: hello",
+                "stderr: oops",
+                "stdout: world",
+                "(log cut at 0 KiB; raise [sandbox] max-log-kib to see more)"
+            ]
         );
     }
 }

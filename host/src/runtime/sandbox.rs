@@ -195,9 +195,14 @@ impl types::Host for Sandbox {}
 impl model::Host for Sandbox {
     fn query(&mut self, sparql: String) -> wasmtime::Result<Result<String, WitError>> {
         self.check_deadline()?;
-        match self.model.query(&sparql, self.deadline, self.limits.memory_bytes) {
+        match self
+            .model
+            .query(&sparql, self.deadline, self.limits.memory_bytes)
+        {
             Ok(answer) => Ok(Ok(answer)),
-            Err(QueryError::Timeout) => Err(self.trap(Violation::Deadline, "deadline passed in a query")),
+            Err(QueryError::Timeout) => {
+                Err(self.trap(Violation::Deadline, "deadline passed in a query"))
+            }
             Err(e) => Ok(Err(WitError::Query(e.to_string()))),
         }
     }
@@ -227,12 +232,16 @@ impl templates::Host for Sandbox {
     ) -> wasmtime::Result<Result<Resource<Rendered>, WitError>> {
         self.check_deadline()?;
         let Some(service) = self.templates.clone() else {
-            return Ok(Err(WitError::Template("render was called before meta".into())));
+            return Ok(Err(WitError::Template(
+                "render was called before meta".into(),
+            )));
         };
         let context = match serde_json::from_str(&context) {
             Ok(context) => context,
             Err(e) => {
-                return Ok(Err(WitError::Template(format!("template {name}: the context is not JSON: {e}"))));
+                return Ok(Err(WitError::Template(format!(
+                    "template {name}: the context is not JSON: {e}"
+                ))));
             }
         };
         let rendered = match service.render(&name, context) {
