@@ -32,6 +32,8 @@ fn a_copied_and_changed_htmx_generator_runs_from_its_wasm() {
             &format!("path = {:?}", sdk.to_str().unwrap()),
         );
     std::fs::write(package.join("Cargo.toml"), manifest).unwrap();
+    // The workspace's lock keeps the copy on the versions seams is tested with.
+    std::fs::copy(repo_root().join("Cargo.lock"), package.join("Cargo.lock")).unwrap();
     let page = package.join("templates/page.html");
     let template = std::fs::read_to_string(&page).unwrap();
     std::fs::write(

@@ -4,7 +4,12 @@
 use std::path::Path;
 use std::process::Command;
 
-use seams_tests::{TempProject, repo_root, seams, seams_binary};
+use seams_tests::{TempProject, repo_root, seams};
+
+/// The `seams` binary, built from the host's `main.rs` for these tests.
+fn seams_binary() -> &'static str {
+    env!("CARGO_BIN_EXE_seams-e2e")
+}
 
 /// The committed example files: seams.toml, the model, outputs and lock.
 fn committed() -> Vec<(String, Vec<u8>)> {

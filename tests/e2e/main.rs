@@ -2,5 +2,6 @@
 //! against hostile components built from source in `tests/fixtures`.
 
 mod author;
+mod cache;
 mod example;
 mod sandbox;

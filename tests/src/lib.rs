@@ -105,20 +105,3 @@ pub fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.ancestors().nth(3).unwrap().to_owned()
 }
-
-/// The `seams` binary cargo built beside the tests.
-pub fn seams_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/e2e-HASH -> target/<profile>/seams
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|p| p.join(format!("seams{}", std::env::consts::EXE_SUFFIX)))
-        .unwrap();
-    assert!(
-        bin.is_file(),
-        "{} is missing: run the tests with `cargo test` from the workspace root, which builds it",
-        bin.display()
-    );
-    bin
-}
