@@ -39,6 +39,7 @@ mod output_dir;
 mod project;
 mod runtime;
 mod templates;
+mod trace;
 
 pub use generate::{
     GenerateError, GenerateReport, Generation, SourcedRun, generate, lock_for, read_lock,
@@ -53,3 +54,4 @@ pub use runtime::{
     PROTOCOL_VERSION, Runtime, RuntimeError,
 };
 pub use templates::{Rendered, Syntax, TemplateError, TemplateService};
+pub use trace::{SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_path};

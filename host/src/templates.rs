@@ -3,13 +3,28 @@
 //!
 //! Rendering belongs to the host so that the host knows the text of every
 //! rendered file. A [`Rendered`] keeps the template name and context it was
-//! made from, so that a second, tracing render of the same inputs can be
-//! run later without the generator's help.
+//! made from, so that [`TemplateService::trace`] can run the second,
+//! tracing render of ADR-0019 on the same inputs: the same templates,
+//! instrumented (see `instrument`), print a sentinel after the text of
+//! every template line and after every value; stripping them must give the
+//! normal render back, byte for byte.
 
-use std::collections::BTreeMap;
+mod instrument;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
 
 use minijinja::syntax::SyntaxConfig;
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::value::{Object, Value};
+use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
+
+use crate::trace::TraceLine;
+
+/// Opens a sentinel in the tracing render; a private-use character, so it
+/// does not occur in real text (and when it does, tracing says so).
+const SENTINEL_OPEN: char = '\u{F8F0}';
+/// Closes a sentinel.
+const SENTINEL_CLOSE: char = '\u{F8F1}';
 
 /// A template's delimiters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,6 +65,30 @@ impl TemplateError {
     }
 }
 
+/// The delimiters of a syntax.
+pub(crate) struct Delimiters {
+    var: (&'static str, &'static str),
+    block: (&'static str, &'static str),
+    comment: (&'static str, &'static str),
+}
+
+impl Delimiters {
+    pub(crate) fn for_syntax(syntax: Syntax) -> Self {
+        match syntax {
+            Syntax::Jinja => Delimiters {
+                var: ("{{", "}}"),
+                block: ("{%", "%}"),
+                comment: ("{#", "#}"),
+            },
+            Syntax::Brackets => Delimiters {
+                var: ("[[", "]]"),
+                block: ("[%", "%]"),
+                comment: ("[#", "#]"),
+            },
+        }
+    }
+}
+
 /// The templates of one generator, parsed once, rendered many times.
 ///
 /// Every template is rendered with `trim_blocks` and `lstrip_blocks` (a
@@ -58,6 +97,8 @@ impl TemplateError {
 /// `.xml` templates auto-escape.
 pub struct TemplateService {
     env: Environment<'static>,
+    traced: Environment<'static>,
+    state: Arc<Mutex<TraceState>>,
     sources: BTreeMap<String, String>,
 }
 
@@ -79,17 +120,32 @@ impl TemplateService {
         templates: impl IntoIterator<Item = (String, String)>,
         syntax: Syntax,
     ) -> Result<Self, TemplateError> {
-        let mut env = Environment::new();
-        env.set_syntax(syntax_config(syntax));
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_fuel(Some(RENDER_FUEL));
+        let mut env = environment(syntax);
+        let state = Arc::new(Mutex::new(TraceState::default()));
+        let mut traced = tracing_environment(syntax, &state);
+        let delimiters = Delimiters::for_syntax(syntax);
         let mut sources = BTreeMap::new();
         for (name, source) in templates {
             env.add_template_owned(name.clone(), source.clone())
                 .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+            let instrumented = {
+                let mut st = state.lock().expect("trace state");
+                instrument::instrument(&name, &source, &delimiters, &mut |line| {
+                    st.origins.push(format!("{name}:{line}"));
+                    st.origins.len() - 1
+                })?
+            };
+            traced
+                .add_template_owned(name.clone(), instrumented)
+                .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
             sources.insert(name, source);
         }
-        Ok(TemplateService { env, sources })
+        Ok(TemplateService {
+            env,
+            traced,
+            state,
+            sources,
+        })
     }
 
     /// The source of template `name`.
@@ -130,6 +186,324 @@ impl TemplateService {
             context,
             text,
         })
+    }
+
+    /// The tracing render of `rendered`: for every non-blank line of its
+    /// text, the template lines that wrote it (outermost include first)
+    /// and the model IRIs behind it.
+    ///
+    /// # Errors
+    ///
+    /// The text already holds a sentinel character, or stripping the
+    /// sentinels does not give the text back; either names the template
+    /// and line.
+    pub fn trace(&self, rendered: &Rendered) -> Result<Vec<TraceLine>, TemplateError> {
+        let name = rendered.template.as_str();
+        if let Some(at) = rendered.text.find([SENTINEL_OPEN, SENTINEL_CLOSE]) {
+            let line = rendered.text[..at].matches('\n').count() + 1;
+            return Err(TemplateError {
+                template: name.to_owned(),
+                line: None,
+                message: format!(
+                    "output line {line} already holds the tracing sentinel character U+F8F0 or U+F8F1, so it cannot be traced; remove it from the model or template"
+                ),
+            });
+        }
+        let template = self
+            .traced
+            .get_template(name)
+            .map_err(|e| TemplateError::from_minijinja(name, &e))?;
+        {
+            let mut st = self.state.lock().expect("trace state");
+            st.marks.clear();
+            st.includes.clear();
+            st.root = view_iris(&Value::from(minijinja::value::Serde(&rendered.context)))
+                .unwrap_or_default();
+        }
+        let traced = template
+            .render(Value::from(minijinja::value::Serde(&rendered.context)))
+            .map_err(|e| TemplateError::from_minijinja(name, &e))?;
+        let st = self.state.lock().expect("trace state");
+        parse_traced(name, &traced, &rendered.text, &st.marks)
+    }
+}
+
+/// Splits the traced text into lines of text and their marks, checks that
+/// the text is the normal render's, and builds the trace lines.
+fn parse_traced(
+    name: &str,
+    traced: &str,
+    normal: &str,
+    marks: &[MarkInfo],
+) -> Result<Vec<TraceLine>, TemplateError> {
+    let mut stripped = String::with_capacity(normal.len());
+    let mut lines: Vec<(String, Vec<usize>)> = vec![(String::new(), Vec::new())];
+    let mut chars = traced.char_indices();
+    while let Some((_, c)) = chars.next() {
+        match c {
+            SENTINEL_OPEN => {
+                let mut index = String::new();
+                for (_, d) in chars.by_ref() {
+                    if d == SENTINEL_CLOSE {
+                        break;
+                    }
+                    index.push(d);
+                }
+                if let Ok(i) = index.parse::<usize>()
+                    && i < marks.len()
+                {
+                    lines.last_mut().expect("one line at least").1.push(i);
+                }
+            }
+            '\n' => {
+                stripped.push(c);
+                lines.push((String::new(), Vec::new()));
+            }
+            _ => {
+                stripped.push(c);
+                lines.last_mut().expect("one line at least").0.push(c);
+            }
+        }
+    }
+    if stripped != normal {
+        let line = stripped
+            .lines()
+            .zip(normal.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| stripped.lines().count().min(normal.lines().count()));
+        let origin = lines
+            .get(line)
+            .and_then(|(_, m)| m.first())
+            .map(|&m| marks[m].chain.join(" > "))
+            .unwrap_or_else(|| name.to_owned());
+        return Err(TemplateError {
+            template: name.to_owned(),
+            line: None,
+            message: format!(
+                "the tracing render differs from the normal render at output line {} (written by {origin}); nothing was written",
+                line + 1
+            ),
+        });
+    }
+    let mut out = Vec::new();
+    for (number, (text, line_marks)) in lines.iter().enumerate() {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let mut templates: Vec<String> = Vec::new();
+        let mut terms = BTreeSet::new();
+        let mut fallback = BTreeSet::new();
+        for &m in line_marks {
+            let info = &marks[m];
+            for origin in &info.chain {
+                if !templates.contains(origin) {
+                    templates.push(origin.clone());
+                }
+            }
+            if let Some(t) = &info.terms {
+                terms.extend(t.iter().cloned());
+            }
+            fallback.extend(info.fallback.iter().cloned());
+        }
+        if templates.is_empty() {
+            return Err(TemplateError {
+                template: name.to_owned(),
+                line: None,
+                message: format!(
+                    "output line {} has no template origin in the tracing render",
+                    number + 1
+                ),
+            });
+        }
+        if terms.is_empty() {
+            terms = fallback;
+        }
+        out.push(TraceLine {
+            line: number + 1,
+            templates,
+            terms: terms.into_iter().collect(),
+        });
+    }
+    Ok(out)
+}
+
+fn environment(syntax: Syntax) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_syntax(syntax_config(syntax));
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_fuel(Some(RENDER_FUEL));
+    env
+}
+
+/// The environment of the tracing render: the same settings, the
+/// instrumented templates' functions, and a formatter that prints their
+/// sentinels.
+fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Environment<'static> {
+    let mut env = environment(syntax);
+    // Instrumentation adds calls; the budget grows with them.
+    env.set_fuel(Some(RENDER_FUEL * 4));
+    let st = state.clone();
+    env.add_function(
+        instrument::LINE_FN,
+        move |args: &[Value]| -> Result<Value, Error> {
+            let id = origin_id(args.first())?;
+            let mark = st.lock().expect("trace state").mark(id, None, &args[1..]);
+            Ok(Value::from_object(Mark {
+                value: None,
+                index: mark,
+            }))
+        },
+    );
+    let st = state.clone();
+    env.add_function(
+        instrument::VALUE_FN,
+        move |args: &[Value]| -> Result<Value, Error> {
+            let id = origin_id(args.first())?;
+            let value = args.get(1).cloned().unwrap_or_default();
+            let owner = args.get(2).cloned().unwrap_or_default();
+            let terms = view_iris(&owner).or_else(|| view_iris(&value));
+            let mark =
+                st.lock()
+                    .expect("trace state")
+                    .mark(id, terms, args.get(3..).unwrap_or(&[]));
+            Ok(Value::from_object(Mark {
+                value: Some(value),
+                index: mark,
+            }))
+        },
+    );
+    let st = state.clone();
+    env.add_function(
+        instrument::INCLUDE_FN,
+        move |args: &[Value]| -> Result<Value, Error> {
+            let id = origin_id(args.first())?;
+            let name = args.get(1).cloned().unwrap_or_default();
+            st.lock()
+                .expect("trace state")
+                .include(id, &name, args.get(2..).unwrap_or(&[]));
+            Ok(name)
+        },
+    );
+    env.set_formatter(|out, state, value| {
+        let Some(mark) = value.downcast_object_ref::<Mark>() else {
+            return minijinja::escape_formatter(out, state, value);
+        };
+        if let Some(inner) = &mark.value {
+            minijinja::escape_formatter(out, state, inner)?;
+        }
+        write!(out, "{SENTINEL_OPEN}{}{SENTINEL_CLOSE}", mark.index).map_err(Error::from)
+    });
+    env
+}
+
+fn origin_id(arg: Option<&Value>) -> Result<usize, Error> {
+    arg.and_then(|v| v.as_usize()).ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            "tracing call without an origin",
+        )
+    })
+}
+
+/// A view object's IRIs: its `iri` and `origins`, when it is one.
+fn view_iris(value: &Value) -> Option<Vec<String>> {
+    if value.kind() != minijinja::value::ValueKind::Map {
+        return None;
+    }
+    let iri = value.get_attr("iri").ok()?;
+    let mut iris = vec![iri.as_str()?.to_owned()];
+    if let Ok(origins) = value.get_attr("origins")
+        && let Ok(items) = origins.try_iter()
+    {
+        iris.extend(items.filter_map(|o| o.as_str().map(str::to_owned)));
+    }
+    Some(iris)
+}
+
+/// What a sentinel stands for: a printed value or text, with the
+/// template's include chain at that point.
+#[derive(Debug)]
+struct Mark {
+    value: Option<Value>,
+    index: usize,
+}
+
+impl Object for Mark {}
+
+#[derive(Debug, Clone)]
+struct MarkInfo {
+    /// `template:line` origins, outermost include first.
+    chain: Vec<String>,
+    /// IRIs of the view object a printed value was read off.
+    terms: Option<Vec<String>>,
+    /// IRIs of the enclosing view object, for lines with no such value.
+    fallback: Vec<String>,
+}
+
+#[derive(Debug)]
+struct IncludeFrame {
+    origin: usize,
+    included: Option<String>,
+    object: Option<Vec<String>>,
+}
+
+/// The tracing render's side channel, reset for every render.
+#[derive(Debug, Default)]
+struct TraceState {
+    /// `template:line` for every origin id the instrumentation handed out.
+    origins: Vec<String>,
+    marks: Vec<MarkInfo>,
+    includes: Vec<IncludeFrame>,
+    root: Vec<String>,
+}
+
+impl TraceState {
+    fn template_of(&self, id: usize) -> &str {
+        let origin = &self.origins[id];
+        origin.rsplit_once(':').map_or(origin.as_str(), |(t, _)| t)
+    }
+
+    /// Drops include frames that have ended: text of template `t` is
+    /// printed inside the innermost include of `t`.
+    fn unwind_to(&mut self, id: usize) {
+        let template = self.template_of(id).to_owned();
+        while let Some(top) = self.includes.last() {
+            if top.included.as_deref() == Some(template.as_str()) {
+                break;
+            }
+            self.includes.pop();
+        }
+    }
+
+    fn mark(&mut self, id: usize, terms: Option<Vec<String>>, candidates: &[Value]) -> usize {
+        self.unwind_to(id);
+        let mut chain: Vec<String> = self
+            .includes
+            .iter()
+            .map(|f| self.origins[f.origin].clone())
+            .collect();
+        chain.push(self.origins[id].clone());
+        let fallback = candidates
+            .iter()
+            .find_map(view_iris)
+            .or_else(|| self.includes.iter().rev().find_map(|f| f.object.clone()))
+            .unwrap_or_else(|| self.root.clone());
+        self.marks.push(MarkInfo {
+            chain,
+            terms,
+            fallback,
+        });
+        self.marks.len() - 1
+    }
+
+    fn include(&mut self, id: usize, name: &Value, candidates: &[Value]) {
+        self.unwind_to(id);
+        let object = candidates.iter().find_map(view_iris);
+        self.includes.push(IncludeFrame {
+            origin: id,
+            included: name.as_str().map(str::to_owned),
+            object,
+        });
     }
 }
 
@@ -233,13 +607,209 @@ mod tests {
         assert!(err.message.contains("JSON object"), "{err}");
     }
 
+    /// Renders and traces; the lines as `(line, templates, terms)`.
+    fn traced(
+        syntax: Syntax,
+        templates: &[(&str, &str)],
+        context: serde_json::Value,
+    ) -> (String, Vec<(usize, Vec<String>, Vec<String>)>) {
+        let s = service(syntax, templates);
+        let r = s.render(templates[0].0, context).unwrap();
+        let lines = s.trace(&r).unwrap();
+        let non_blank = r.text.split('\n').filter(|l| !l.trim().is_empty()).count();
+        assert_eq!(
+            lines.len(),
+            non_blank,
+            "every non-blank line is traced:\n{}",
+            r.text
+        );
+        (
+            r.text,
+            lines
+                .into_iter()
+                .map(|l| (l.line, l.templates, l.terms))
+                .collect(),
+        )
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn each_line_of_a_loop_over_view_objects_gets_its_own_terms() {
+        let (text, lines) = traced(
+            Syntax::Jinja,
+            &[(
+                "list.html",
+                "<ul>\n{% for item in items %}\n  <li>{{ item.label }}</li>\n{% endfor %}\n</ul>\n",
+            )],
+            json!({"items": [
+                {"iri": "urn:a", "label": "A"},
+                {"iri": "urn:b", "origins": ["urn:b2"], "label": "B"}
+            ]}),
+        );
+        assert_eq!(text, "<ul>\n  <li>A</li>\n  <li>B</li>\n</ul>\n");
+        assert_eq!(
+            lines,
+            [
+                (1, strings(&["list.html:1"]), strings(&[])),
+                (2, strings(&["list.html:3"]), strings(&["urn:a"])),
+                (3, strings(&["list.html:3"]), strings(&["urn:b", "urn:b2"])),
+                (4, strings(&["list.html:5"]), strings(&[])),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_without_a_traced_value_falls_back_to_the_enclosing_view_object() {
+        let (_, lines) = traced(
+            Syntax::Jinja,
+            &[(
+                "f.html",
+                "{% for field in fields %}\n<input name=\"{{ field.name|upper }}\">\n<br>\n{% endfor %}\ntitle: {{ title }}\n",
+            )],
+            json!({"iri": "urn:page", "title": "T", "fields": [{"iri": "urn:f1", "name": "x"}]}),
+        );
+        assert_eq!(
+            lines,
+            [
+                // A filter loses the origin; the loop's view object remains.
+                (1, strings(&["f.html:2"]), strings(&["urn:f1"])),
+                (2, strings(&["f.html:3"]), strings(&["urn:f1"])),
+                // Outside any loop, the context itself is the view object.
+                (3, strings(&["f.html:5"]), strings(&["urn:page"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_include_chain_two_deep_lists_origins_outermost_first() {
+        let (text, lines) = traced(
+            Syntax::Jinja,
+            &[
+                (
+                    "page.html",
+                    "<main>\n{% for c in cs %}\n{% include \"card.html\" %}\n{% endfor %}\n</main>\n",
+                ),
+                ("card.html", "<div>\n{% include \"title.html\" %}\n</div>\n"),
+                ("title.html", "<h3>{{ c.title }}</h3>\n"),
+            ],
+            json!({"cs": [{"iri": "urn:c1", "title": "One"}, {"iri": "urn:c2", "title": "Two"}]}),
+        );
+        assert_eq!(
+            text,
+            "<main>\n<div>\n<h3>One</h3>\n</div>\n<div>\n<h3>Two</h3>\n</div>\n</main>\n"
+        );
+        assert_eq!(
+            lines[1],
+            (
+                2,
+                strings(&["page.html:3", "card.html:1"]),
+                strings(&["urn:c1"])
+            )
+        );
+        assert_eq!(
+            lines[2],
+            (
+                3,
+                strings(&["page.html:3", "card.html:2", "title.html:1"]),
+                strings(&["urn:c1"])
+            )
+        );
+        assert_eq!(
+            lines[3],
+            (
+                4,
+                strings(&["page.html:3", "card.html:3"]),
+                strings(&["urn:c1"])
+            )
+        );
+        assert_eq!(
+            lines[5],
+            (
+                6,
+                strings(&["page.html:3", "card.html:2", "title.html:1"]),
+                strings(&["urn:c2"])
+            )
+        );
+        assert_eq!(lines[7], (8, strings(&["page.html:5"]), strings(&[])));
+    }
+
+    #[test]
+    fn macros_called_from_a_loop_trace_each_call() {
+        let (text, lines) = traced(
+            Syntax::Brackets,
+            &[(
+                "m.txt",
+                "[% macro row(x) %]\n- [[ x.name ]]\n[% endmacro %]\n[% for x in xs %]\n[[ row(x) ]]\n[% endfor %]\n",
+            )],
+            json!({"xs": [{"iri": "urn:1", "name": "one"}, {"iri": "urn:2", "name": "two"}]}),
+        );
+        assert_eq!(text, "- one\n\n- two\n\n");
+        assert_eq!(lines[0].1, strings(&["m.txt:2"]));
+        assert_eq!(lines[0].2, strings(&["urn:1"]));
+        assert_eq!(lines[1].2, strings(&["urn:2"]));
+    }
+
+    #[test]
+    fn tags_spanning_lines_whitespace_control_and_raw_blocks_trace_exactly() {
+        let template = "A {{\n  a.v\n}} B\n  [%- if a %]\nC  [% endif -%]\n   D [[- a.v -]]  \nE\n[% raw %]\n[[ kept ]] {{ too }}\n[% endraw %]\n[% raw -%]\n  F\n[%- endraw %]\nG\n";
+        let template = template
+            .replace("{{", "[[")
+            .replace("}}", "]]")
+            .replace("[[ too ]]", "{{ too }}");
+        let (text, lines) = traced(
+            Syntax::Brackets,
+            &[("w.txt", &template)],
+            json!({"a": {"iri": "urn:a", "v": 1}}),
+        );
+        let normal = service(Syntax::Brackets, &[("w.txt", &template)])
+            .render("w.txt", json!({"a": {"iri": "urn:a", "v": 1}}))
+            .unwrap()
+            .text;
+        assert_eq!(text, normal);
+        assert!(text.contains("[[ kept ]]"), "{text}");
+        let origins: Vec<&str> = lines.iter().map(|l| l.1[0].as_str()).collect();
+        assert!(
+            origins.iter().all(|o| o.starts_with("w.txt:")),
+            "{origins:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.1.contains(&"w.txt:9".to_string())),
+            "the raw block's line: {lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_sentinel_in_the_output_is_a_collision_naming_the_template_and_line() {
+        let s = service(Syntax::Jinja, &[("c.txt", "ok\n{{ x }}\n")]);
+        let r = s.render("c.txt", json!({"x": "sneaky \u{F8F0}"})).unwrap();
+        let err = s.trace(&r).unwrap_err();
+        assert_eq!(err.template, "c.txt");
+        assert!(err.message.contains("output line 2"), "{err}");
+    }
+
+    #[test]
+    fn a_render_that_tracing_changes_is_refused_naming_the_template_and_line() {
+        let s = service(
+            Syntax::Jinja,
+            &[("m.txt", "one\n{% filter length %}abc{% endfilter %}\n")],
+        );
+        let r = s.render("m.txt", json!({})).unwrap();
+        assert_eq!(r.text, "one\n3");
+        let err = s.trace(&r).unwrap_err();
+        assert_eq!(err.template, "m.txt");
+        assert!(err.message.contains("output line 2"), "{err}");
+    }
+
     #[test]
     fn a_runaway_template_runs_out_of_fuel() {
         let s = service(
             Syntax::Jinja,
             &[(
                 "a.txt",
-                "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}",
+                "{% for a in range(10000) %}{% for b in range(10000) %}x{% endfor %}{% endfor %}",
             )],
         );
         let err = s.render("a.txt", json!({})).unwrap_err();
