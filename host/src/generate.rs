@@ -8,7 +8,10 @@ use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
 use crate::model::{Model, ModelError, sha256_hex};
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, Project, ProjectError};
-use crate::runtime::{GeneratorError, GeneratorErrorKind, GeneratorRun, LoadedGenerator, Runtime};
+use crate::runtime::{
+    GeneratorError, GeneratorErrorKind, GeneratorRun, LoadedGenerator, Output, Runtime,
+};
+use crate::trace::{TRACE_VERSION, Trace, sidecar_path};
 
 /// Why generation could not run at all (a generator's own failure is a
 /// [`GeneratorError`] in the report instead).
@@ -117,6 +120,33 @@ fn load_generator(
     }
 }
 
+/// Every file a run gives, as (path in the output directory, bytes, the
+/// output it belongs to): each output, then its sidecar when it is traced.
+pub fn files_of(run: &GeneratorRun) -> Vec<(String, std::borrow::Cow<'_, str>, &Output)> {
+    let mut files = Vec::with_capacity(run.outputs.len() * 2);
+    for output in &run.outputs {
+        files.push((
+            output.path.clone(),
+            std::borrow::Cow::Borrowed(output.text.as_str()),
+            output,
+        ));
+        if let Some(lines) = &output.trace {
+            let sidecar = Trace {
+                generator: run.meta.name.clone(),
+                lines: lines.clone(),
+                output: output.path.clone(),
+                trace_version: TRACE_VERSION,
+            };
+            files.push((
+                sidecar_path(&output.path),
+                std::borrow::Cow::Owned(sidecar.to_json()),
+                output,
+            ));
+        }
+    }
+    files
+}
+
 /// Loads the model and runs every generator in parallel, writing nothing.
 ///
 /// # Errors
@@ -217,10 +247,10 @@ pub fn lock_for(project: &Project, generation: &Generation, previous: Option<&Lo
             source: source_label(source),
             component_sha256: run.component_sha256.clone(),
         });
-        for output in &run.outputs {
+        for (path, bytes, output) in files_of(run) {
             lock.outputs.push(LockedOutput {
-                path: format!("{out_dir}/{}", output.path),
-                sha256: sha256_hex(output.text.as_bytes()),
+                path: format!("{out_dir}/{path}"),
+                sha256: sha256_hex(bytes.as_bytes()),
                 generator: run.meta.name.clone(),
                 generator_version: run.meta.version.clone(),
                 component_sha256: run.component_sha256.clone(),
@@ -267,17 +297,15 @@ pub fn generate(project: &Project, runtime: &Runtime) -> Result<GenerateReport, 
         for line in &run.log {
             report.log.push(format!("{}: {line}", run.meta.name));
         }
-        for output in &run.outputs {
-            let shown = format!("{out_prefix}/{}", output.path);
-            let current = out
-                .read(&output.path)
-                .map_err(io(out_path.join(&output.path)))?;
-            if current.as_deref() == Some(output.text.as_bytes()) {
+        for (path, bytes, _) in files_of(run) {
+            let shown = format!("{out_prefix}/{path}");
+            let current = out.read(&path).map_err(io(out_path.join(&path)))?;
+            if current.as_deref() == Some(bytes.as_bytes()) {
                 report.unchanged.push(shown);
                 continue;
             }
-            out.write(&output.path, output.text.as_bytes())
-                .map_err(io(out_path.join(&output.path)))?;
+            out.write(&path, bytes.as_bytes())
+                .map_err(io(out_path.join(&path)))?;
             report.written.push(shown);
         }
     }

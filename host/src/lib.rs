@@ -42,7 +42,7 @@ mod templates;
 mod trace;
 
 pub use generate::{
-    GenerateError, GenerateReport, Generation, SourcedRun, generate, lock_for, read_lock,
+    GenerateError, GenerateReport, Generation, SourcedRun, files_of, generate, lock_for, read_lock,
     run_generators, source_label,
 };
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};

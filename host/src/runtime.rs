@@ -24,6 +24,7 @@ use wasmtime::{Config, Engine, Store, Trap};
 
 use crate::model::{Model, sha256_hex};
 use crate::templates::{Rendered, Syntax, TemplateError};
+use crate::trace::TraceLine;
 
 use bindings::GeneratorPre;
 pub use bindings::PROTOCOL_VERSION;
@@ -225,7 +226,11 @@ pub struct Output {
     pub text: String,
     /// How the host rendered it, when it did.
     pub rendered: Option<Rendered>,
-    /// Model IRIs the file was made from, sorted.
+    /// Its trace: the host's for rendered files, the generator's `trace`
+    /// export's for plain text (when it gives one).
+    pub trace: Option<Vec<TraceLine>>,
+    /// Model IRIs the file was made from, sorted: the union of its trace's
+    /// terms, or what the `sources` export says for untraced files.
     pub sources: Vec<String>,
 }
 
@@ -454,9 +459,11 @@ fn run_steps(
 
     let meta =
         bindings::meta_from_wit(api.call_meta(&mut *store)?).map_err(GeneratorErrorKind::Meta)?;
-    let service = crate::templates::TemplateService::new(meta.templates.clone(), meta.syntax)
-        .map_err(GeneratorErrorKind::Template)?;
-    store.data_mut().set_templates(Arc::new(service));
+    let service = Arc::new(
+        crate::templates::TemplateService::new(meta.templates.clone(), meta.syntax)
+            .map_err(GeneratorErrorKind::Template)?,
+    );
+    store.data_mut().set_templates(service.clone());
 
     let view = api
         .call_extract(&mut *store)?
@@ -507,10 +514,8 @@ fn run_steps(
         })?;
         outputs.push(Output {
             path: file.path,
-            sources: rendered
-                .as_ref()
-                .map(|r| view_iris(&r.context))
-                .unwrap_or_default(),
+            sources: Vec::new(),
+            trace: None,
             text,
             rendered,
         });
@@ -519,8 +524,72 @@ fn run_steps(
     crate::output_dir::check_distinct(outputs.iter().map(|o| o.path.as_str()))
         .map_err(GeneratorErrorKind::Protocol)?;
 
-    // Files the host did not render take their sources from the generator.
+    // The host traces what it rendered: a second, tracing render.
+    for output in &mut outputs {
+        if let Some(rendered) = &output.rendered {
+            let lines = service
+                .trace(rendered)
+                .map_err(GeneratorErrorKind::Template)?;
+            output.sources = sources_of(&lines);
+            output.trace = Some(lines);
+        }
+        if Instant::now() >= store.data().deadline() {
+            return Err(GeneratorErrorKind::Timeout {
+                seconds: limits.timeout.as_secs_f64(),
+            }
+            .into());
+        }
+    }
+
+    // Plain-text files: the generator's own traces, checked, never trusted.
     if outputs.iter().any(|o| o.rendered.is_none()) {
+        let traces = api
+            .call_trace(&mut *store, &view)?
+            .map_err(|e| reported("trace", e))?;
+        for entry in traces {
+            let Some(output) = outputs.iter_mut().find(|o| o.path == entry.path) else {
+                return Err(GeneratorErrorKind::Protocol(format!(
+                    "trace names {:?}, which render did not return",
+                    entry.path
+                ))
+                .into());
+            };
+            if output.rendered.is_some() {
+                return Err(GeneratorErrorKind::Protocol(format!(
+                    "trace names {:?}, whose body the host rendered and traces itself",
+                    entry.path
+                ))
+                .into());
+            }
+            if output.trace.is_some() {
+                return Err(GeneratorErrorKind::Protocol(format!(
+                    "trace names {:?} twice",
+                    entry.path
+                ))
+                .into());
+            }
+            let mut lines: Vec<TraceLine> = entry
+                .lines
+                .into_iter()
+                .map(|l| TraceLine {
+                    line: l.line as usize,
+                    templates: l.templates,
+                    terms: l.terms,
+                })
+                .collect();
+            crate::trace::check_lines(&output.text, &mut lines).map_err(|why| {
+                GeneratorErrorKind::Protocol(format!(
+                    "trace of {:?} is refused: {why}",
+                    output.path
+                ))
+            })?;
+            output.sources = sources_of(&lines);
+            output.trace = Some(lines);
+        }
+    }
+
+    // Files with no trace take their sources from the generator.
+    if outputs.iter().any(|o| o.trace.is_none()) {
         let sources = api
             .call_sources(&mut *store, &view)?
             .map_err(|e| reported("sources", e))?;
@@ -532,7 +601,7 @@ fn run_steps(
                 ))
                 .into());
             };
-            if output.rendered.is_some() {
+            if output.trace.is_some() {
                 continue;
             }
             let mut iris = entry.iris;
@@ -544,27 +613,10 @@ fn run_steps(
     Ok((meta, outputs))
 }
 
-/// The IRIs of every view object in a render context, sorted: the lock
-/// sources of a rendered file.
-pub(crate) fn view_iris(context: &serde_json::Value) -> Vec<String> {
-    fn walk(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
-        match v {
-            serde_json::Value::Object(map) => {
-                if let Some(serde_json::Value::String(iri)) = map.get("iri") {
-                    out.insert(iri.clone());
-                    if let Some(serde_json::Value::Array(origins)) = map.get("origins") {
-                        out.extend(origins.iter().filter_map(|o| o.as_str().map(str::to_owned)));
-                    }
-                }
-                map.values().for_each(|v| walk(v, out));
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            _ => {}
-        }
-    }
-    let mut out = std::collections::BTreeSet::new();
-    walk(context, &mut out);
-    out.into_iter().collect()
+/// A traced file's lock sources: the sorted union of its lines' terms.
+fn sources_of(lines: &[TraceLine]) -> Vec<String> {
+    let set: std::collections::BTreeSet<&String> = lines.iter().flat_map(|l| &l.terms).collect();
+    set.into_iter().cloned().collect()
 }
 
 fn classify(

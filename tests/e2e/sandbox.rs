@@ -5,6 +5,14 @@
 
 use seams_tests::{FUTURE_WASM, HOSTILE_WASM, OTHER_WORLD_WASM, TempProject, repo_root, seams};
 
+/// What the htmx built-in writes for the chat model.
+const HTMX_OUTPUTS: [&str; 4] = [
+    "conversations.html",
+    "conversations.html.trace.json",
+    "thread.html",
+    "thread.html.trace.json",
+];
+
 const FAST_LIMITS: &str = "[sandbox]\nfuel = 500000000\ntimeout-seconds = 60\nmemory-mib = 64\n";
 
 fn chat_model() -> String {
@@ -52,11 +60,7 @@ fn assert_stopped(p: &TempProject, expected: &[&str]) {
             "{error:?} should say {fragment:?}"
         );
     }
-    assert_eq!(
-        outputs(p),
-        ["conversations.html", "thread.html"],
-        "only htmx's outputs are written"
-    );
+    assert_eq!(outputs(p), HTMX_OUTPUTS, "only htmx's outputs are written");
     let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
     assert!(lock.contains("out/thread.html"));
     assert!(
@@ -277,7 +281,7 @@ fn things_that_are_not_generators_are_refused() {
                 "{error:?} should say {fragment:?}"
             );
         }
-        assert_eq!(outputs(&p), ["conversations.html", "thread.html"]);
+        assert_eq!(outputs(&p), HTMX_OUTPUTS);
     }
 }
 

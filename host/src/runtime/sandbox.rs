@@ -81,6 +81,10 @@ impl Sandbox {
         &self.limits
     }
 
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     pub(crate) fn violation(&self) -> Option<&Violation> {
         self.violation.as_ref()
     }
