@@ -541,8 +541,9 @@ fn run_steps(
         }
     }
 
-    // Plain-text files: the generator's own traces, checked, never trusted.
-    if outputs.iter().any(|o| o.rendered.is_none()) {
+    // Plain-text files: the generator's own traces, checked, never trusted
+    // (asked for even when every file was rendered, so a lie is caught).
+    {
         let traces = api
             .call_trace(&mut *store, &view)?
             .map_err(|e| reported("trace", e))?;

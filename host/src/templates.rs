@@ -271,16 +271,19 @@ fn parse_traced(
             .zip(normal.lines())
             .position(|(a, b)| a != b)
             .unwrap_or_else(|| stripped.lines().count().min(normal.lines().count()));
-        let origin = lines
-            .get(line)
-            .and_then(|(_, m)| m.first())
+        // The differing line's own marks, else the nearest before it: a
+        // filter block, say, may have swallowed the line's sentinels.
+        let origin = lines[..=line.min(lines.len() - 1)]
+            .iter()
+            .rev()
+            .find_map(|(_, m)| m.first())
             .map(|&m| marks[m].chain.join(" > "))
             .unwrap_or_else(|| name.to_owned());
         return Err(TemplateError {
             template: name.to_owned(),
             line: None,
             message: format!(
-                "the tracing render differs from the normal render at output line {} (written by {origin}); nothing was written",
+                "the tracing render differs from the normal render at output line {} (near {origin}); nothing was written",
                 line + 1
             ),
         });

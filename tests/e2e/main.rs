@@ -5,3 +5,4 @@ mod author;
 mod cache;
 mod example;
 mod sandbox;
+mod trace;

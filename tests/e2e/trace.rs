@@ -1,0 +1,226 @@
+//! Traces end to end: sidecars beside outputs, exactly in ADR-0019's
+//! format; generator traces of plain text checked; a tracing render that
+//! cannot be trusted stops the generator with nothing written.
+
+use seams_tests::{HOSTILE_WASM, TempProject, seams};
+
+const ITEMS: &str = "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n<urn:item:a> rdfs:label \"Apple\" .\n<urn:item:b> rdfs:label \"Banana\" .\n";
+
+fn project(behaviour: &str) -> TempProject {
+    let p = TempProject::new(
+        &format!("{ITEMS}<urn:seams:test#hostile> <urn:seams:test#behaviour> \"{behaviour}\" .\n"),
+        "[[generator]]\nwasm = \"hostile.wasm\"\n",
+    );
+    p.add_file("hostile.wasm", HOSTILE_WASM);
+    p
+}
+
+fn generate(p: &TempProject) -> seams_tests::Outcome {
+    seams(&["generate", "--project", p.path().to_str().unwrap()])
+}
+
+fn read(p: &TempProject, rel: &str) -> String {
+    std::fs::read_to_string(p.path().join(rel)).unwrap()
+}
+
+#[test]
+fn a_sidecar_matches_a_hand_written_expected_file() {
+    let p = project("views");
+    let run = generate(&p);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        read(&p, "out/items.txt"),
+        "Items of the list:\n- Apple\n- Banana\nend\n"
+    );
+    let expected = r#"{
+  "generator": "hostile",
+  "lines": [
+    {
+      "line": 1,
+      "templates": [
+        "items.txt:1"
+      ],
+      "terms": [
+        "urn:list"
+      ]
+    },
+    {
+      "line": 2,
+      "templates": [
+        "items.txt:3"
+      ],
+      "terms": [
+        "urn:item:a"
+      ]
+    },
+    {
+      "line": 3,
+      "templates": [
+        "items.txt:3"
+      ],
+      "terms": [
+        "urn:item:b"
+      ]
+    },
+    {
+      "line": 4,
+      "templates": [
+        "items.txt:5"
+      ],
+      "terms": [
+        "urn:list"
+      ]
+    }
+  ],
+  "output": "items.txt",
+  "trace_version": 1
+}
+"#;
+    assert_eq!(read(&p, "out/items.txt.trace.json"), expected);
+
+    // The sidecar is locked like an output, with the traced file's sources:
+    // the union of its terms.
+    let lock: serde_json::Value = serde_json::from_str(&read(&p, "seams.lock")).unwrap();
+    let entry = |path: &str| {
+        lock["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["path"] == path)
+            .unwrap_or_else(|| panic!("{path} is not locked"))
+            .clone()
+    };
+    let output = entry("out/items.txt");
+    let sidecar = entry("out/items.txt.trace.json");
+    assert_eq!(
+        output["sources"],
+        serde_json::json!(["urn:item:a", "urn:item:b", "urn:list"])
+    );
+    assert_eq!(sidecar["sources"], output["sources"]);
+    assert_eq!(sidecar["generator"], "hostile");
+    assert_eq!(sidecar["generator_version"], output["generator_version"]);
+    assert_eq!(
+        sidecar["sha256"].as_str().unwrap(),
+        seams_sha256(read(&p, "out/items.txt.trace.json").as_bytes())
+    );
+}
+
+fn seams_sha256(bytes: &[u8]) -> String {
+    // The lock's sha256 of a file, recomputed independently of seams.
+    let out = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(bytes)?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_generator_trace_of_plain_text_becomes_its_sidecar_and_sources() {
+    let p = project("text-traced");
+    let run = generate(&p);
+    assert_eq!(run.code, 0, "{run:?}");
+    let trace: serde_json::Value =
+        serde_json::from_str(&read(&p, "out/text.txt.trace.json")).unwrap();
+    assert_eq!(trace["lines"][1]["line"], 3);
+    assert_eq!(
+        trace["lines"][1]["terms"],
+        serde_json::json!(["urn:item:a", "urn:item:b"]),
+        "terms are sorted"
+    );
+    assert!(read(&p, "seams.lock").contains("\"urn:item:a\""));
+}
+
+#[test]
+fn a_plain_text_file_without_a_trace_gets_no_sidecar() {
+    let p = project("path:plain.txt");
+    let run = generate(&p);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(p.path().join("out/plain.txt").is_file());
+    assert!(!p.path().join("out/plain.txt.trace.json").exists());
+}
+
+/// The generator fails with an error that says each of `expected`, and
+/// nothing is written: no output, no sidecar, no lock entry.
+fn assert_refused(behaviour: &str, expected: &[&str]) {
+    let p = project(behaviour);
+    let run = generate(&p);
+    assert_eq!(run.code, 1, "{behaviour}: {run:?}");
+    for fragment in expected {
+        assert!(
+            run.stderr.contains(fragment),
+            "{behaviour}: {:?} should say {fragment:?}",
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.contains("generator hostile.wasm:"),
+        "{}",
+        run.stderr
+    );
+    let files: Vec<String> = p
+        .files()
+        .into_iter()
+        .map(|(f, _)| f)
+        .filter(|f| f.starts_with("out/"))
+        .collect();
+    assert!(
+        files.is_empty(),
+        "{behaviour}: nothing is written, got {files:?}"
+    );
+    assert!(!read(&p, "seams.lock").contains("hostile"));
+}
+
+#[test]
+fn a_lying_trace_is_refused() {
+    assert_refused(
+        "lie-name",
+        &["trace names \"nowhere.txt\", which render did not return"],
+    );
+    assert_refused("lie-line", &["trace of \"text.txt\" is refused", "line 7"]);
+    assert_refused(
+        "lie-blank",
+        &["trace of \"text.txt\" is refused", "line 2, which is blank"],
+    );
+    assert_refused(
+        "lie-origins",
+        &[
+            "trace of \"text.txt\" is refused",
+            "line 3 has no template origin",
+        ],
+    );
+    assert_refused(
+        "lie-rendered",
+        &["trace names \"hello.txt\", whose body the host rendered"],
+    );
+}
+
+#[test]
+fn a_sentinel_collision_names_the_template_and_line_and_writes_nothing() {
+    assert_refused(
+        "collision",
+        &["template hello.txt", "output line 1", "sentinel"],
+    );
+}
+
+#[test]
+fn a_strip_mismatch_names_the_template_and_line_and_writes_nothing() {
+    assert_refused(
+        "mismatch",
+        &[
+            "template mismatch.txt",
+            "output line 2",
+            "near mismatch.txt:1",
+        ],
+    );
+}
