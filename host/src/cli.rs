@@ -27,6 +27,18 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = ".")]
         project: PathBuf,
     },
+    /// Show which template lines wrote an output's lines, and the model elements behind them.
+    Trace {
+        /// The output (relative to the project or its output directory), optionally with :LINE.
+        #[arg(value_name = "OUTPUT[:LINE]")]
+        target: String,
+        /// The project directory (holding seams.toml).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        project: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Exit status: success.
@@ -67,6 +79,43 @@ pub fn run(
     };
     match cli.command {
         Command::Generate { project } => generate_command(&project, out, err),
+        Command::Trace {
+            target,
+            project,
+            json,
+        } => trace_command(&project, &target, json, out, err),
+    }
+}
+
+fn trace_command(
+    dir: &std::path::Path,
+    target: &str,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let result = (|| -> Result<_, anyhow::Error> {
+        let project = Project::load(dir).map_err(GenerateError::from)?;
+        let runtime = Runtime::new(cache_dir())?;
+        let (output, line) = crate::trace::parse_target(target);
+        Ok(crate::trace::trace_view(&project, &runtime, output, line)?)
+    })();
+    match result {
+        Ok(view) => {
+            let text = if json {
+                let mut text = serde_json::to_string_pretty(&view).expect("a view serializes");
+                text.push('\n');
+                text
+            } else {
+                view.to_text()
+            };
+            let _ = out.write_all(text.as_bytes());
+            EXIT_OK
+        }
+        Err(e) => {
+            let _ = writeln!(err, "seams trace: {e:#}");
+            EXIT_FAILURE
+        }
     }
 }
 

@@ -86,7 +86,7 @@ fn posix(path: &Path) -> String {
         .join("/")
 }
 
-fn load_generator(
+pub(crate) fn load_generator(
     project: &Project,
     runtime: &Runtime,
     source: &GeneratorSource,

@@ -54,4 +54,7 @@ pub use runtime::{
     PROTOCOL_VERSION, Runtime, RuntimeError,
 };
 pub use templates::{Rendered, Syntax, TemplateError, TemplateService};
-pub use trace::{SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_path};
+pub use trace::{
+    LineView, OriginView, SIDECAR_SUFFIX, TRACE_VERSION, TermView, Trace, TraceLine, TraceView,
+    TraceViewError, check_lines, parse_target, sidecar_path, trace_view,
+};

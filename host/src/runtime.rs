@@ -282,6 +282,7 @@ pub struct Runtime {
     linker: Linker<Sandbox>,
     cache: Option<cache::ComponentCache>,
     ticking: Arc<AtomicBool>,
+    tracing: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -341,6 +342,7 @@ impl Runtime {
             linker,
             cache,
             ticking,
+            tracing: true,
         })
     }
 
@@ -395,6 +397,47 @@ impl Runtime {
         model: &Arc<Model>,
         limits: &Limits,
     ) -> Result<GeneratorRun, GeneratorError> {
+        let tracing = self.tracing;
+        let ((meta, outputs), log) = self.call(generator, model, limits, |store, g| {
+            run_steps(store, g, tracing)
+        })?;
+        Ok(GeneratorRun {
+            meta,
+            component_sha256: generator.sha256.clone(),
+            outputs,
+            log,
+        })
+    }
+
+    /// Asks a generator for its meta only (name, version, templates).
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::run`].
+    pub fn meta(
+        &self,
+        generator: &LoadedGenerator,
+        model: &Arc<Model>,
+        limits: &Limits,
+    ) -> Result<Meta, GeneratorError> {
+        let (meta, _) = self.call(generator, model, limits, |store, g| {
+            let instance = g.pre.instantiate(&mut *store)?;
+            let api = instance.seams_generator_generator_api();
+            Ok(bindings::meta_from_wit(api.call_meta(&mut *store)?)
+                .map_err(GeneratorErrorKind::Meta)?)
+        })?;
+        Ok(meta)
+    }
+
+    /// Runs `steps` in a fresh sandboxed store; returns their result and
+    /// the log.
+    fn call<R>(
+        &self,
+        generator: &LoadedGenerator,
+        model: &Arc<Model>,
+        limits: &Limits,
+        steps: impl FnOnce(&mut Store<Sandbox>, &LoadedGenerator) -> Result<R, Failure>,
+    ) -> Result<(R, Vec<String>), GeneratorError> {
         let deadline = Instant::now() + limits.timeout;
         let sandbox = Sandbox::new(model.clone(), limits.clone(), deadline);
         let mut store = Store::new(&self.engine, sandbox);
@@ -405,24 +448,24 @@ impl Runtime {
         let ticks = (limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
         store.set_epoch_deadline(ticks);
 
-        let result = run_steps(&mut store, generator);
+        let result = steps(&mut store, generator);
         let log = store.data_mut().take_log();
-        match result {
-            Ok((meta, outputs)) => Ok(GeneratorRun {
-                meta,
-                component_sha256: generator.sha256.clone(),
-                outputs,
-                log,
-            }),
-            Err(Failure::Kind(kind)) => Err(GeneratorError {
-                generator: generator.label.clone(),
-                kind,
-            }),
-            Err(Failure::Wasm(error)) => Err(GeneratorError {
-                generator: generator.label.clone(),
-                kind: classify(&error, store.data(), limits, &log),
-            }),
-        }
+        let kind = match result {
+            Ok(r) => return Ok((r, log)),
+            Err(Failure::Kind(kind)) => kind,
+            Err(Failure::Wasm(error)) => classify(&error, store.data(), limits, &log),
+        };
+        Err(GeneratorError {
+            generator: generator.label.clone(),
+            kind,
+        })
+    }
+
+    /// Turns the tracing render off: no traces, no sidecars; lock sources
+    /// come from the `sources` export. For measuring what tracing costs.
+    pub fn without_tracing(mut self) -> Self {
+        self.tracing = false;
+        self
     }
 }
 
@@ -453,6 +496,7 @@ fn reported(step: &'static str, e: bindings::WitError) -> Failure {
 fn run_steps(
     store: &mut Store<Sandbox>,
     generator: &LoadedGenerator,
+    tracing: bool,
 ) -> Result<(Meta, Vec<Output>), Failure> {
     let instance = generator.pre.instantiate(&mut *store)?;
     let api = instance.seams_generator_generator_api();
@@ -525,7 +569,7 @@ fn run_steps(
         .map_err(GeneratorErrorKind::Protocol)?;
 
     // The host traces what it rendered: a second, tracing render.
-    for output in &mut outputs {
+    for output in outputs.iter_mut().filter(|_| tracing) {
         if let Some(rendered) = &output.rendered {
             let lines = service
                 .trace(rendered)
@@ -543,7 +587,7 @@ fn run_steps(
 
     // Plain-text files: the generator's own traces, checked, never trusted
     // (asked for even when every file was rendered, so a lie is caught).
-    {
+    if tracing {
         let traces = api
             .call_trace(&mut *store, &view)?
             .map_err(|e| reported("trace", e))?;

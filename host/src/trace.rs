@@ -2,7 +2,13 @@
 //! output, naming for every non-blank line the template lines that wrote
 //! it and the model IRIs behind it.
 
+mod view;
+
 use serde::{Deserialize, Serialize};
+
+pub use view::{
+    LineView, OriginView, TermView, TraceView, TraceViewError, parse_target, trace_view,
+};
 
 /// The sidecar format's version.
 pub const TRACE_VERSION: u32 = 1;

@@ -130,3 +130,43 @@ fn a_model_syntax_error_names_the_file_line_and_column_and_writes_nothing() {
     assert!(run.stderr.contains("model.ttl:2:"), "{}", run.stderr);
     assert_eq!(p.files().len(), 2, "only model.ttl and seams.toml");
 }
+
+#[test]
+fn every_non_blank_line_of_the_example_has_a_template_origin() {
+    let out = repo_root().join("examples/chat/out");
+    let mut traced = 0;
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".trace.json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let sidecar: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("{name}.trace.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(sidecar["output"], name.as_str());
+        assert_eq!(sidecar["trace_version"], 1);
+        let lines = sidecar["lines"].as_array().unwrap();
+        let non_blank: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, _)| i + 1)
+            .collect();
+        let numbers: Vec<usize> = lines
+            .iter()
+            .map(|l| l["line"].as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(numbers, non_blank, "{name}");
+        for line in lines {
+            assert!(
+                !line["templates"].as_array().unwrap().is_empty(),
+                "{name}: {line}"
+            );
+        }
+        traced += 1;
+    }
+    assert_eq!(traced, 2);
+}

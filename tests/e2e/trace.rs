@@ -224,3 +224,94 @@ fn a_strip_mismatch_names_the_template_and_line_and_writes_nothing() {
         ],
     );
 }
+
+/// A generated copy of the chat example.
+fn chat() -> TempProject {
+    let root = seams_tests::repo_root().join("examples/chat");
+    let p = TempProject::new(
+        &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
+        "",
+    );
+    std::fs::copy(root.join("seams.toml"), p.path().join("seams.toml")).unwrap();
+    assert_eq!(generate(&p).code, 0);
+    p
+}
+
+#[test]
+fn seams_trace_shows_a_line_its_template_origins_and_labelled_terms() {
+    let p = chat();
+    let dir = p.path().to_str().unwrap();
+    let run = seams(&["trace", "out/thread.html:27", "--project", dir]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        concat!(
+            "out/thread.html:27:       <label for=\"new_message_form-author\">Your name</label>\n",
+            "  template page.html:24: {% include \"form.html\" %}\n",
+            "  template form.html:4:       <label for=\"{{ component.slug }}-{{ field.name }}\">{{ field.label }}</label>\n",
+            "  term https://example.org/chat#author_field \"Your name\"\n",
+            "  term https://example.org/chat#new_message_form \"New message\"\n",
+        )
+    );
+    // The output may also be named relative to the output directory.
+    assert_eq!(
+        seams(&["trace", "thread.html:27", "--project", dir]).stdout,
+        run.stdout
+    );
+}
+
+#[test]
+fn seams_trace_json_covers_every_line() {
+    let p = chat();
+    let run = seams(&[
+        "trace",
+        "out/conversations.html",
+        "--json",
+        "--project",
+        p.path().to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let view: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(view["generator"], "htmx");
+    let text = std::fs::read_to_string(p.path().join("out/conversations.html")).unwrap();
+    let non_blank = text.lines().filter(|l| !l.trim().is_empty()).count();
+    let lines = view["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), non_blank);
+    for line in lines {
+        let n = line["line"].as_u64().unwrap() as usize;
+        assert_eq!(line["text"], text.lines().nth(n - 1).unwrap());
+        assert!(
+            line["templates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t["source"].is_string())
+        );
+    }
+}
+
+#[test]
+fn seams_trace_refuses_what_it_cannot_show() {
+    let p = chat();
+    let dir = p.path().to_str().unwrap();
+    let missing = seams(&["trace", "out/nope.html", "--project", dir]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.stderr.contains("out/nope.html has no trace"),
+        "{}",
+        missing.stderr
+    );
+    let past = seams(&["trace", "out/thread.html:999", "--project", dir]);
+    assert_eq!(past.code, 1);
+    assert!(
+        past.stderr
+            .contains("out/thread.html:999 is not traced: the file has no such line"),
+        "{}",
+        past.stderr
+    );
+    assert_eq!(
+        seams(&["trace", "--project", dir]).code,
+        2,
+        "OUTPUT is required"
+    );
+}
