@@ -610,12 +610,15 @@ mod tests {
         assert!(err.message.contains("JSON object"), "{err}");
     }
 
-    /// Renders and traces; the lines as `(line, templates, terms)`.
+    /// A trace line as `(line, templates, terms)`.
+    type Line = (usize, Vec<String>, Vec<String>);
+
+    /// Renders and traces.
     fn traced(
         syntax: Syntax,
         templates: &[(&str, &str)],
         context: serde_json::Value,
-    ) -> (String, Vec<(usize, Vec<String>, Vec<String>)>) {
+    ) -> (String, Vec<Line>) {
         let s = service(syntax, templates);
         let r = s.render(templates[0].0, context).unwrap();
         let lines = s.trace(&r).unwrap();
