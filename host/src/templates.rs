@@ -131,8 +131,7 @@ impl TemplateService {
             let instrumented = {
                 let mut st = state.lock().expect("trace state");
                 instrument::instrument(&name, &source, &delimiters, &mut |line| {
-                    st.origins.push(format!("{name}:{line}"));
-                    st.origins.len() - 1
+                    st.origins.add(&name, line)
                 })?
             };
             traced
@@ -178,12 +177,14 @@ impl TemplateService {
                 self.sources.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })?;
+        let value = Value::from(minijinja::value::Serde(&context));
         let text = template
-            .render(minijinja::Value::from(minijinja::value::Serde(&context)))
+            .render(value.clone())
             .map_err(|e| TemplateError::from_minijinja(name, &e))?;
         Ok(Rendered {
             template: name.to_owned(),
             context,
+            value,
             text,
         })
     }
@@ -199,7 +200,13 @@ impl TemplateService {
     /// and line.
     pub fn trace(&self, rendered: &Rendered) -> Result<Vec<TraceLine>, TemplateError> {
         let name = rendered.template.as_str();
-        if let Some(at) = rendered.text.find([SENTINEL_OPEN, SENTINEL_CLOSE]) {
+        let collision = [SENTINEL_OPEN, SENTINEL_CLOSE]
+            .iter()
+            .filter_map(|c| {
+                memchr::memmem::find(rendered.text.as_bytes(), c.to_string().as_bytes())
+            })
+            .min();
+        if let Some(at) = collision {
             let line = rendered.text[..at].matches('\n').count() + 1;
             return Err(TemplateError {
                 template: name.to_owned(),
@@ -213,71 +220,82 @@ impl TemplateService {
             .traced
             .get_template(name)
             .map_err(|e| TemplateError::from_minijinja(name, &e))?;
-        {
-            let mut st = self.state.lock().expect("trace state");
-            st.marks.clear();
-            st.includes.clear();
-            st.root = view_iris(&Value::from(minijinja::value::Serde(&rendered.context)))
-                .unwrap_or_default();
-        }
+        self.state.lock().expect("trace state").reset();
         let traced = template
-            .render(Value::from(minijinja::value::Serde(&rendered.context)))
+            .render(rendered.value.clone())
             .map_err(|e| TemplateError::from_minijinja(name, &e))?;
+        let root = json_view_iris(&rendered.context).unwrap_or_default();
         let st = self.state.lock().expect("trace state");
-        parse_traced(name, &traced, &rendered.text, &st.marks)
+        parse_traced(name, &traced, &rendered.text, &st.marks, &st.origins, &root)
     }
 }
 
-/// Splits the traced text into lines of text and their marks, checks that
-/// the text is the normal render's, and builds the trace lines.
+/// Splits the traced text into lines and their marks, checks that the
+/// text is the normal render's, and builds the trace lines.
 fn parse_traced(
     name: &str,
     traced: &str,
     normal: &str,
     marks: &[MarkInfo],
+    origins: &Origins,
+    root: &[String],
 ) -> Result<Vec<TraceLine>, TemplateError> {
-    let mut stripped = String::with_capacity(normal.len());
-    let mut lines: Vec<(String, Vec<usize>)> = vec![(String::new(), Vec::new())];
-    let mut chars = traced.char_indices();
-    while let Some((_, c)) = chars.next() {
-        match c {
-            SENTINEL_OPEN => {
-                let mut index = String::new();
-                for (_, d) in chars.by_ref() {
-                    if d == SENTINEL_CLOSE {
-                        break;
-                    }
-                    index.push(d);
-                }
-                if let Ok(i) = index.parse::<usize>()
-                    && i < marks.len()
-                {
-                    lines.last_mut().expect("one line at least").1.push(i);
-                }
-            }
-            '\n' => {
-                stripped.push(c);
-                lines.push((String::new(), Vec::new()));
-            }
-            _ => {
-                stripped.push(c);
-                lines.last_mut().expect("one line at least").0.push(c);
-            }
-        }
+    fn chain_of<'a>(m: &'a MarkInfo, origins: &'a Origins) -> impl Iterator<Item = &'a str> {
+        m.chain
+            .iter()
+            .chain([&m.origin])
+            .map(|&id| origins.names[id].as_str())
     }
+    // The stripped text, and per line its start in it and its marks.
+    let mut stripped = String::with_capacity(normal.len());
+    let mut lines: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new())];
+    // Byte search (memchr) for '\n' and the sentinel's first byte: this
+    // loop runs over every byte of every traced output.
+    let bytes = traced.as_bytes();
+    let open = SENTINEL_OPEN.to_string();
+    let close = SENTINEL_CLOSE.to_string();
+    let mut pos = 0;
+    while let Some(found) = memchr::memchr2(b'\n', open.as_bytes()[0], &bytes[pos..]) {
+        let at = pos + found;
+        if bytes[at] == b'\n' {
+            stripped.push_str(&traced[pos..=at]);
+            lines.push((stripped.len(), Vec::new()));
+            pos = at + 1;
+            continue;
+        }
+        if !traced[at..].starts_with(&open) {
+            // Another character that starts with the same byte.
+            let len = traced[at..].chars().next().map_or(1, char::len_utf8);
+            stripped.push_str(&traced[pos..at + len]);
+            pos = at + len;
+            continue;
+        }
+        stripped.push_str(&traced[pos..at]);
+        let body_start = at + open.len();
+        let end = memchr::memmem::find(&bytes[body_start..], close.as_bytes())
+            .map_or(bytes.len(), |e| body_start + e);
+        if let Ok(i) = traced[body_start..end].parse::<usize>()
+            && i < marks.len()
+        {
+            lines.last_mut().expect("one line at least").1.push(i);
+        }
+        pos = (end + close.len()).min(bytes.len());
+    }
+    stripped.push_str(&traced[pos..]);
+
     if stripped != normal {
         let line = stripped
-            .lines()
-            .zip(normal.lines())
+            .split('\n')
+            .zip(normal.split('\n'))
             .position(|(a, b)| a != b)
-            .unwrap_or_else(|| stripped.lines().count().min(normal.lines().count()));
+            .unwrap_or_else(|| stripped.split('\n').count().min(normal.split('\n').count()) - 1);
         // The differing line's own marks, else the nearest before it: a
         // filter block, say, may have swallowed the line's sentinels.
         let origin = lines[..=line.min(lines.len() - 1)]
             .iter()
             .rev()
             .find_map(|(_, m)| m.first())
-            .map(|&m| marks[m].chain.join(" > "))
+            .map(|&m| chain_of(&marks[m], origins).collect::<Vec<_>>().join(" > "))
             .unwrap_or_else(|| name.to_owned());
         return Err(TemplateError {
             template: name.to_owned(),
@@ -288,25 +306,35 @@ fn parse_traced(
             ),
         });
     }
+
     let mut out = Vec::new();
-    for (number, (text, line_marks)) in lines.iter().enumerate() {
-        if text.trim().is_empty() {
+    for (number, (start, line_marks)) in lines.iter().enumerate() {
+        let end = lines
+            .get(number + 1)
+            .map_or(stripped.len(), |(next, _)| next - 1);
+        if stripped[*start..end].trim().is_empty() {
             continue;
         }
-        let mut templates: Vec<String> = Vec::new();
+        let mut templates: Vec<&str> = Vec::new();
         let mut terms = BTreeSet::new();
-        let mut fallback = BTreeSet::new();
         for &m in line_marks {
             let info = &marks[m];
-            for origin in &info.chain {
-                if !templates.contains(origin) {
-                    templates.push(origin.clone());
+            for origin in chain_of(info, origins) {
+                if !templates.contains(&origin) {
+                    templates.push(origin);
                 }
             }
-            if let Some(t) = &info.terms {
-                terms.extend(t.iter().cloned());
+            if let Some(iris) = info.owner.as_ref().and_then(view_iris) {
+                terms.extend(iris);
             }
-            fallback.extend(info.fallback.iter().cloned());
+        }
+        // No value read off a view object: the enclosing view object's.
+        if terms.is_empty() {
+            let enclosing = line_marks.iter().find_map(|&m| {
+                let info = &marks[m];
+                info.enclosing.iter().chain(&info.frame).find_map(view_iris)
+            });
+            terms.extend(enclosing.unwrap_or_else(|| root.to_vec()));
         }
         if templates.is_empty() {
             return Err(TemplateError {
@@ -318,12 +346,9 @@ fn parse_traced(
                 ),
             });
         }
-        if terms.is_empty() {
-            terms = fallback;
-        }
         out.push(TraceLine {
             line: number + 1,
-            templates,
+            templates: templates.into_iter().map(str::to_owned).collect(),
             terms: terms.into_iter().collect(),
         });
     }
@@ -363,12 +388,17 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
         move |args: &[Value]| -> Result<Value, Error> {
             let id = origin_id(args.first())?;
             let value = args.get(1).cloned().unwrap_or_default();
-            let owner = args.get(2).cloned().unwrap_or_default();
-            let terms = view_iris(&owner).or_else(|| view_iris(&value));
-            let mark =
-                st.lock()
-                    .expect("trace state")
-                    .mark(id, terms, args.get(3..).unwrap_or(&[]));
+            // The object the value was read off; else the value itself, when it
+            // is an object printed whole.
+            let owner = match args.get(2) {
+                Some(owner) if !owner.is_none() => owner.clone(),
+                _ => value.clone(),
+            };
+            let enclosing = args.get(3..).unwrap_or(&[]);
+            let mark = st
+                .lock()
+                .expect("trace state")
+                .mark(id, Some(owner), enclosing);
             Ok(Value::from_object(Mark {
                 value: Some(value),
                 index: mark,
@@ -423,6 +453,15 @@ fn view_iris(value: &Value) -> Option<Vec<String>> {
     Some(iris)
 }
 
+/// A view object's IRIs, read off JSON.
+fn json_view_iris(value: &serde_json::Value) -> Option<Vec<String>> {
+    let mut iris = vec![value.get("iri")?.as_str()?.to_owned()];
+    if let Some(origins) = value.get("origins").and_then(|o| o.as_array()) {
+        iris.extend(origins.iter().filter_map(|o| o.as_str().map(str::to_owned)));
+    }
+    Some(iris)
+}
+
 /// What a sentinel stands for: a printed value or text, with the
 /// template's include chain at that point.
 #[derive(Debug)]
@@ -433,81 +472,118 @@ struct Mark {
 
 impl Object for Mark {}
 
+/// A sentinel's meaning. Cheap to record: IRIs are read off the objects
+/// only when the trace lines are built, and only where needed.
 #[derive(Debug, Clone)]
 struct MarkInfo {
-    /// `template:line` origins, outermost include first.
-    chain: Vec<String>,
-    /// IRIs of the view object a printed value was read off.
-    terms: Option<Vec<String>>,
-    /// IRIs of the enclosing view object, for lines with no such value.
-    fallback: Vec<String>,
+    /// The origin id of the line that printed it.
+    origin: usize,
+    /// Origin ids of the includes around it, outermost first.
+    chain: Arc<[usize]>,
+    /// For a printed value: the object it was read off (or the value).
+    owner: Option<Value>,
+    /// The innermost enclosing loop or macro object.
+    enclosing: Option<Value>,
+    /// The object the innermost include was given.
+    frame: Option<Value>,
 }
 
 #[derive(Debug)]
 struct IncludeFrame {
     origin: usize,
-    included: Option<String>,
-    object: Option<Vec<String>>,
+    included: Option<usize>,
+    object: Option<Value>,
+}
+
+/// Templates and lines by origin id.
+#[derive(Debug, Default)]
+struct Origins {
+    templates: Vec<String>,
+    /// (template index, line) per origin id.
+    lines: Vec<(usize, usize)>,
+    /// `template:line` per origin id.
+    names: Vec<String>,
+}
+
+impl Origins {
+    fn add(&mut self, template: &str, line: usize) -> usize {
+        let t = match self.templates.iter().position(|t| t == template) {
+            Some(t) => t,
+            None => {
+                self.templates.push(template.to_owned());
+                self.templates.len() - 1
+            }
+        };
+        self.lines.push((t, line));
+        self.names.push(format!("{template}:{line}"));
+        self.lines.len() - 1
+    }
 }
 
 /// The tracing render's side channel, reset for every render.
 #[derive(Debug, Default)]
 struct TraceState {
-    /// `template:line` for every origin id the instrumentation handed out.
-    origins: Vec<String>,
+    origins: Origins,
     marks: Vec<MarkInfo>,
     includes: Vec<IncludeFrame>,
-    root: Vec<String>,
+    /// The include chain, rebuilt only when `includes` changes.
+    chain: Option<Arc<[usize]>>,
 }
 
 impl TraceState {
-    fn template_of(&self, id: usize) -> &str {
-        let origin = &self.origins[id];
-        origin.rsplit_once(':').map_or(origin.as_str(), |(t, _)| t)
+    fn reset(&mut self) {
+        self.marks.clear();
+        self.includes.clear();
+        self.chain = None;
     }
 
     /// Drops include frames that have ended: text of template `t` is
     /// printed inside the innermost include of `t`.
     fn unwind_to(&mut self, id: usize) {
-        let template = self.template_of(id).to_owned();
+        let template = self.origins.lines[id].0;
         while let Some(top) = self.includes.last() {
-            if top.included.as_deref() == Some(template.as_str()) {
+            if top.included == Some(template) {
                 break;
             }
             self.includes.pop();
+            self.chain = None;
         }
     }
 
-    fn mark(&mut self, id: usize, terms: Option<Vec<String>>, candidates: &[Value]) -> usize {
+    fn mark(&mut self, id: usize, owner: Option<Value>, enclosing: &[Value]) -> usize {
         self.unwind_to(id);
-        let mut chain: Vec<String> = self
-            .includes
-            .iter()
-            .map(|f| self.origins[f.origin].clone())
-            .collect();
-        chain.push(self.origins[id].clone());
-        let fallback = candidates
-            .iter()
-            .find_map(view_iris)
-            .or_else(|| self.includes.iter().rev().find_map(|f| f.object.clone()))
-            .unwrap_or_else(|| self.root.clone());
+        let includes = &self.includes;
+        let chain = self
+            .chain
+            .get_or_insert_with(|| includes.iter().map(|f| f.origin).collect())
+            .clone();
+        let frame = self.includes.iter().rev().find_map(|f| f.object.clone());
         self.marks.push(MarkInfo {
+            origin: id,
             chain,
-            terms,
-            fallback,
+            owner,
+            enclosing: enclosing.iter().find(|v| is_map(v)).cloned(),
+            frame,
         });
         self.marks.len() - 1
     }
 
-    fn include(&mut self, id: usize, name: &Value, candidates: &[Value]) {
+    fn include(&mut self, id: usize, name: &Value, enclosing: &[Value]) {
         self.unwind_to(id);
-        let object = candidates.iter().find_map(view_iris);
+        let included = name
+            .as_str()
+            .and_then(|n| self.origins.templates.iter().position(|t| t == n));
         self.includes.push(IncludeFrame {
             origin: id,
-            included: name.as_str().map(str::to_owned),
-            object,
+            included,
+            object: enclosing.iter().find(|v| is_map(v)).cloned(),
         });
+        self.chain = None;
     }
+}
+
+fn is_map(value: &Value) -> bool {
+    value.kind() == minijinja::value::ValueKind::Map
 }
 
 fn syntax_config(syntax: Syntax) -> SyntaxConfig {
@@ -533,6 +609,9 @@ pub struct Rendered {
     pub template: String,
     /// The context it was rendered with.
     pub context: serde_json::Value,
+    /// The context as the template engine saw it, kept so that the
+    /// tracing render need not convert it again.
+    value: Value,
     /// The output.
     pub text: String,
 }

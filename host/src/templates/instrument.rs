@@ -39,6 +39,10 @@ pub(super) fn instrument(
     let mut scopes: Vec<Vec<String>> = Vec::new();
     let mut pos = 0;
     let mut line = 1;
+    // The template line that already has a mark in the current run of text
+    // and values (a block tag ends the run): one mark per line and run is
+    // enough, and marks are what the tracing render pays for.
+    let mut marked: Option<usize> = None;
     let error = |line: usize, message: &str| TemplateError {
         template: name.to_owned(),
         line: Some(line),
@@ -56,7 +60,13 @@ pub(super) fn instrument(
         .filter_map(|(at, tag)| at.map(|at| (at, tag)))
         .min_by_key(|(at, _)| *at);
         let data_end = next.map_or(rest.len(), |(at, _)| at);
-        emit_data(&rest[..data_end], &mut line, &scopes, d, register, &mut out);
+        let var_follows = matches!(next, Some((_, Tag::Var)));
+        let mut run = Run {
+            line: &mut line,
+            marked: &mut marked,
+            var_follows,
+        };
+        emit_data(&rest[..data_end], &mut run, &scopes, d, register, &mut out);
         pos += data_end;
         let Some((_, tag)) = next else { break };
 
@@ -80,6 +90,7 @@ pub(super) fn instrument(
                 let (open_ws, inner) = split_ws_prefix(inner);
                 let (inner, close_ws) = split_ws_suffix(inner);
                 let id = register(start_line);
+                marked = Some(start_line);
                 let owner = owner_path(inner).map_or_else(|| "none".to_owned(), str::to_owned);
                 out.push_str(d.var.0);
                 out.push_str(open_ws);
@@ -104,6 +115,7 @@ pub(super) fn instrument(
                     .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                     .next()
                     .unwrap_or("");
+                marked = None;
                 line += rest[..end].matches('\n').count();
                 pos += end;
                 match keyword {
@@ -198,25 +210,38 @@ fn split_ws_suffix(inner: &str) -> (&str, &str) {
     }
 }
 
+/// Where text is being instrumented: the current template line, the line
+/// already marked in this run, and whether a `{{ }}` tag follows the text
+/// on its last line (its own mark then covers that line).
+struct Run<'a> {
+    line: &'a mut usize,
+    marked: &'a mut Option<usize>,
+    var_follows: bool,
+}
+
 /// Text: after the last non-blank character of each line, a call that
-/// prints the line's sentinel.
+/// prints the line's sentinel, unless the line is marked otherwise.
 fn emit_data(
     text: &str,
-    line: &mut usize,
+    run: &mut Run<'_>,
     scopes: &[Vec<String>],
     d: &Delimiters,
     register: &mut dyn FnMut(usize) -> usize,
     out: &mut String,
 ) {
+    let pieces = text.split('\n').count();
     for (i, piece) in text.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
-            *line += 1;
+            *run.line += 1;
         }
         let content_end = piece.trim_end().len();
         out.push_str(&piece[..content_end]);
-        if content_end > 0 {
-            let id = register(*line);
+        let last = i + 1 == pieces;
+        let covered = *run.marked == Some(*run.line) || (last && run.var_follows);
+        if content_end > 0 && !covered {
+            let id = register(*run.line);
+            *run.marked = Some(*run.line);
             out.push_str(&format!(
                 "{} {LINE_FN}({id}{}) {}",
                 d.var.0,
@@ -402,9 +427,23 @@ mod tests {
         let (out, lines) = run("x {{\n  a\n}} y\n{% if\n  b %}z{% endif %}\n");
         assert_eq!(
             out,
-            "x{{ __seams_line(0) }} {{ __seams_value(1, (a), none) }} y{{ __seams_line(2) }}\n{% if\n  b %}z{{ __seams_line(3) }}{% endif %}\n"
+            "x {{ __seams_value(0, (a), none) }} y{{ __seams_line(1) }}\n{% if\n  b %}z{{ __seams_line(2) }}{% endif %}\n"
         );
-        assert_eq!(lines, [1, 1, 3, 5]);
+        assert_eq!(lines, [1, 3, 5]);
+    }
+
+    #[test]
+    fn a_line_is_marked_once_per_run_of_text_and_values() {
+        let (out, _) = run("<a href=\"{{ u }}\">{{ t }}</a>\n");
+        assert_eq!(
+            out,
+            "<a href=\"{{ __seams_value(0, (u), none) }}\">{{ __seams_value(1, (t), none) }}</a>\n"
+        );
+        let (out, _) = run("a{% if x %}b{% endif %}\n");
+        assert_eq!(
+            out,
+            "a{{ __seams_line(0) }}{% if x %}b{{ __seams_line(1) }}{% endif %}\n"
+        );
     }
 
     #[test]
