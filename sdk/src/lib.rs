@@ -56,13 +56,25 @@
 //! in `target/wasm32-wasip2/release/` is the component to name in a
 //! project's `seams.toml`.
 //!
-//! # View objects
+//! # View objects and traces
 //!
-//! A JSON object with a string `iri` (and optionally a sorted array
-//! `origins` of further IRIs its extraction read) is a *view object*. The
-//! host traces every scalar value read off a view object to its IRIs; a
-//! template line that prints no such value is traced to the IRIs of the view
-//! object passed to the template. [`ViewObject`] builds them.
+//! The host traces every file it renders: for each non-blank line, the
+//! template lines that wrote it and the model IRIs behind it (the
+//! `<output>.trace.json` sidecar). The IRIs come from *view objects*: a
+//! JSON object with a string `iri` and optionally a sorted array `origins`
+//! of further IRIs its extraction read. [`ViewObject`] builds them.
+//!
+//! - A value read off a view object (`{{ field.label }}`) carries the
+//!   object's `iri` and `origins`. A filter, call or operator
+//!   (`{{ field.label|upper }}`) loses them: keep computation in extract.
+//! - A line that prints no such value takes the IRIs of the innermost
+//!   enclosing `for` loop or macro argument that is a view object, else of
+//!   the view object the enclosing `include` saw in its loop, else of the
+//!   render context itself when it is a view object.
+//!
+//! Files returned as plain text ([`File::text`]) are traced only by
+//! [`Generator::trace`], which the host checks; otherwise their lock
+//! sources come from [`Generator::sources`].
 
 #![deny(missing_docs)]
 
