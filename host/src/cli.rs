@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::generate::{GenerateError, generate};
+use crate::generate::{GenerateError, GenerateOptions, generate};
 use crate::project::Project;
 use crate::runtime::Runtime;
 
@@ -19,6 +19,12 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run every generator of the project and write its outputs and seams.lock.
@@ -26,6 +32,21 @@ enum Command {
         /// The project directory (holding seams.toml).
         #[arg(long, value_name = "DIR", default_value = ".")]
         project: PathBuf,
+        /// Overwrite or delete files that were edited since seams wrote them.
+        #[arg(long)]
+        force: bool,
+        /// Accept .wasm components whose bytes differ from seams.lock.
+        #[arg(long)]
+        update: bool,
+    },
+    /// Report stale, hand-edited, missing and orphan files and changed components; write nothing.
+    Check {
+        /// The project directory (holding seams.toml).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        project: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Show which template lines wrote an output's lines, and the model elements behind them.
     Trace {
@@ -78,7 +99,19 @@ pub fn run(
         }
     };
     match cli.command {
-        Command::Generate { project } => generate_command(&project, out, err),
+        Command::Generate {
+            project,
+            force,
+            update,
+        } => {
+            let options = GenerateOptions {
+                force,
+                update,
+                fail_after: None,
+            };
+            generate_command(&project, &options, out, err)
+        }
+        Command::Check { project, format } => check_command(&project, format, out, err),
         Command::Trace {
             target,
             project,
@@ -119,11 +152,43 @@ fn trace_command(
     }
 }
 
-fn generate_command(dir: &std::path::Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+fn check_command(
+    dir: &std::path::Path,
+    format: Format,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let result = (|| -> Result<_, anyhow::Error> {
         let project = Project::load(dir).map_err(GenerateError::from)?;
         let runtime = Runtime::new(cache_dir())?;
-        Ok(generate(&project, &runtime)?)
+        Ok(crate::check::check(&project, &runtime)?)
+    })();
+    match result {
+        Ok(report) => {
+            let text = match format {
+                Format::Text => report.to_text(),
+                Format::Json => report.to_json(),
+            };
+            let _ = out.write_all(text.as_bytes());
+            if report.clean { EXIT_OK } else { EXIT_FAILURE }
+        }
+        Err(e) => {
+            let _ = writeln!(err, "seams check: {e:#}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+fn generate_command(
+    dir: &std::path::Path,
+    options: &GenerateOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let result = (|| -> Result<_, anyhow::Error> {
+        let project = Project::load(dir).map_err(GenerateError::from)?;
+        let runtime = Runtime::new(cache_dir())?;
+        Ok(generate(&project, &runtime, options)?)
     })();
     let report = match result {
         Ok(report) => report,
@@ -132,11 +197,21 @@ fn generate_command(dir: &std::path::Path, out: &mut dyn Write, err: &mut dyn Wr
             return EXIT_FAILURE;
         }
     };
+    if report.up_to_date {
+        let _ = writeln!(
+            out,
+            "up to date: the model, seams.toml, the components and every output match seams.lock; nothing was run"
+        );
+        return EXIT_OK;
+    }
     for line in &report.log {
         let _ = writeln!(err, "{line}");
     }
     for path in &report.written {
         let _ = writeln!(out, "wrote {path}");
+    }
+    for path in &report.deleted {
+        let _ = writeln!(out, "deleted {path} (no longer generated)");
     }
     if report.lock_written {
         let _ = writeln!(out, "wrote {}", crate::lock::LOCK_FILE);
@@ -146,9 +221,10 @@ fn generate_command(dir: &std::path::Path, out: &mut dyn Write, err: &mut dyn Wr
     }
     let _ = writeln!(
         out,
-        "{} written, {} unchanged, {} generator{} failed",
+        "{} written, {} unchanged, {} deleted, {} generator{} failed",
         report.written.len(),
         report.unchanged.len(),
+        report.deleted.len(),
         report.failures.len(),
         if report.failures.len() == 1 { "" } else { "s" }
     );

@@ -1,9 +1,11 @@
 //! `seams generate`: run every generator of a project, write their outputs
 //! and the lock.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::audit::FileState;
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
 use crate::model::{Model, ModelError, sha256_hex};
 use crate::output_dir::OutputDir;
@@ -26,6 +28,24 @@ pub enum GenerateError {
     /// The lock could not be read.
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
+    /// Generation would overwrite or delete files someone edited.
+    #[error("these files were edited since seams wrote them, and generating would {}: {}; keep your changes elsewhere, or run `seams generate --force` to discard them", if files.len() == 1 { "overwrite or delete it" } else { "overwrite or delete them" }, files.join(", "))]
+    HandEdited {
+        /// The files, project-relative.
+        files: Vec<String>,
+    },
+    /// A component's bytes differ from what the lock pins.
+    #[error(
+        "generator {generator}: the component's sha256 is {actual}, but seams.lock pins {locked}; if the new component is the one you want, run `seams generate --update`"
+    )]
+    ComponentChanged {
+        /// The generator, as seams.toml names it.
+        generator: String,
+        /// The sha256 in the lock.
+        locked: String,
+        /// The sha256 of the file now.
+        actual: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -67,8 +87,26 @@ pub struct GenerateReport {
     pub log: Vec<String>,
     /// Generators that failed; their files were left as they were.
     pub failures: Vec<GeneratorError>,
+    /// Files deleted: orphans that still matched the lock, sorted.
+    pub deleted: Vec<String>,
     /// Whether `seams.lock` was rewritten.
     pub lock_written: bool,
+    /// Nothing was run: model, seams.toml, components and files all match
+    /// the lock.
+    pub up_to_date: bool,
+}
+
+/// How `seams generate` may treat the user's files.
+#[derive(Debug, Clone, Default)]
+pub struct GenerateOptions {
+    /// Overwrite or delete files that were edited since seams wrote them.
+    pub force: bool,
+    /// Accept `.wasm` components whose bytes differ from the lock's pin.
+    pub update: bool,
+    /// Testing hook: fail with an I/O error instead of the write (or
+    /// delete) after this many. Not part of the stable API.
+    #[doc(hidden)]
+    pub fail_after: Option<usize>,
 }
 
 /// The label a generator source has in errors and in the lock.
@@ -79,11 +117,59 @@ pub fn source_label(source: &GeneratorSource) -> String {
     }
 }
 
-fn posix(path: &Path) -> String {
+pub(crate) fn posix(path: &Path) -> String {
     path.components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// A generator's component bytes: embedded for a built-in, read for a
+/// `.wasm`.
+fn component_bytes(
+    project: &Project,
+    source: &GeneratorSource,
+) -> Result<Cow<'static, [u8]>, GeneratorError> {
+    match source {
+        GeneratorSource::Builtin(name) => Ok(Cow::Borrowed(
+            crate::builtin::component(name).expect("manifest names only known built-ins"),
+        )),
+        GeneratorSource::Wasm { path, .. } => std::fs::read(project.root.join(path))
+            .map(Cow::Owned)
+            .map_err(|e| GeneratorError {
+                generator: source_label(source),
+                kind: GeneratorErrorKind::Protocol(format!("cannot read the component: {e}")),
+            }),
+    }
+}
+
+/// Compiles (or loads from the cache) a component, checking the pin in
+/// `seams.toml`.
+fn load_bytes(
+    runtime: &Runtime,
+    source: &GeneratorSource,
+    bytes: &[u8],
+) -> Result<LoadedGenerator, GeneratorError> {
+    let label = match source {
+        GeneratorSource::Builtin(name) => name.clone(),
+        GeneratorSource::Wasm { .. } => source_label(source),
+    };
+    let loaded = runtime.load(&label, bytes)?;
+    if let GeneratorSource::Wasm {
+        sha256: Some(pinned),
+        ..
+    } = source
+        && pinned != loaded.sha256()
+    {
+        return Err(GeneratorError {
+            generator: label,
+            kind: GeneratorErrorKind::Protocol(format!(
+                "the component's sha256 is {}, but seams.toml pins {pinned}; check where the file came from, then update sha256",
+                loaded.sha256()
+            )),
+        });
+    }
+    Ok(loaded)
 }
 
 pub(crate) fn load_generator(
@@ -91,33 +177,52 @@ pub(crate) fn load_generator(
     runtime: &Runtime,
     source: &GeneratorSource,
 ) -> Result<LoadedGenerator, GeneratorError> {
-    let label = source_label(source);
-    match source {
-        GeneratorSource::Builtin(name) => {
-            let bytes =
-                crate::builtin::component(name).expect("manifest names only known built-ins");
-            runtime.load(name, bytes)
-        }
-        GeneratorSource::Wasm { path, sha256 } => {
-            let bytes = std::fs::read(project.root.join(path)).map_err(|e| GeneratorError {
-                generator: label.clone(),
-                kind: GeneratorErrorKind::Protocol(format!("cannot read the component: {e}")),
-            })?;
-            let loaded = runtime.load(&label, &bytes)?;
-            if let Some(pinned) = sha256
-                && pinned != loaded.sha256()
-            {
-                return Err(GeneratorError {
-                    generator: label,
-                    kind: GeneratorErrorKind::Protocol(format!(
-                        "the component's sha256 is {}, but seams.toml pins {pinned}; check where the file came from, then update sha256",
-                        loaded.sha256()
-                    )),
-                });
-            }
-            Ok(loaded)
-        }
-    }
+    load_bytes(runtime, source, &component_bytes(project, source)?)
+}
+
+/// What a generation depends on, read once: the model, `seams.toml`'s
+/// hash, and every component's bytes.
+pub struct Inputs {
+    /// The loaded model.
+    pub model: Arc<Model>,
+    /// The sha256 of `seams.toml`.
+    pub manifest_sha256: String,
+    /// Per generator, in order: its component, or why it could not be read.
+    pub components: Vec<Result<ComponentBytes, GeneratorError>>,
+}
+
+/// A generator's component, read.
+pub struct ComponentBytes {
+    /// The component.
+    pub bytes: Cow<'static, [u8]>,
+    /// Their sha256.
+    pub sha256: String,
+}
+
+/// Reads what a generation depends on.
+///
+/// # Errors
+///
+/// The model or `seams.toml` cannot be read.
+pub fn read_inputs(project: &Project) -> Result<Inputs, GenerateError> {
+    let manifest = project.root.join(crate::project::MANIFEST);
+    let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
+        path: manifest,
+        source,
+    })?;
+    Ok(Inputs {
+        model: Arc::new(Model::load(&project.model_files)?),
+        manifest_sha256: sha256_hex(&manifest_bytes),
+        components: project
+            .generators
+            .iter()
+            .map(|source| {
+                let bytes = component_bytes(project, source)?;
+                let sha256 = sha256_hex(&bytes);
+                Ok(ComponentBytes { bytes, sha256 })
+            })
+            .collect(),
+    })
 }
 
 /// Every file a run gives, as (path in the output directory, bytes, the
@@ -154,15 +259,21 @@ pub fn files_of(run: &GeneratorRun) -> Vec<(String, std::borrow::Cow<'_, str>, &
 /// The model cannot be loaded. A generator's failure is reported in
 /// [`Generation::failures`] and does not stop the others.
 pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation, GenerateError> {
-    let model = Arc::new(Model::load(&project.model_files)?);
+    Ok(run_with_inputs(project, runtime, &read_inputs(project)?))
+}
+
+/// Runs every generator on already-read inputs, in parallel.
+pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) -> Generation {
+    let model = &inputs.model;
     let results: Vec<Result<GeneratorRun, GeneratorError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = project
             .generators
             .iter()
-            .map(|source| {
-                let model = &model;
+            .zip(&inputs.components)
+            .map(|(source, component)| {
                 scope.spawn(move || {
-                    let loaded = load_generator(project, runtime, source)?;
+                    let component = component.as_ref().map_err(clone_error)?;
+                    let loaded = load_bytes(runtime, source, &component.bytes)?;
                     runtime.run(&loaded, model, &project.limits)
                 })
             })
@@ -213,7 +324,14 @@ pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation
             run,
         });
     }
-    Ok(generation)
+    generation
+}
+
+fn clone_error(e: &GeneratorError) -> GeneratorError {
+    GeneratorError {
+        generator: e.generator.clone(),
+        kind: GeneratorErrorKind::Protocol(e.kind.to_string()),
+    }
 }
 
 /// Reads the project's lock, if there is one.
@@ -232,11 +350,17 @@ pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
 
 /// The lock a generation gives. A failed generator keeps its entries from
 /// `previous`, since its files were left as they were.
-pub fn lock_for(project: &Project, generation: &Generation, previous: Option<&Lock>) -> Lock {
+pub fn lock_for(
+    project: &Project,
+    inputs: &Inputs,
+    generation: &Generation,
+    previous: Option<&Lock>,
+) -> Lock {
     let out_dir = posix(&project.output_dir);
     let mut lock = Lock {
         lock_version: LOCK_VERSION,
         model_hash: generation.model_hash.clone(),
+        manifest_sha256: inputs.manifest_sha256.clone(),
         generators: Vec::new(),
         outputs: Vec::new(),
     };
@@ -276,51 +400,176 @@ pub fn lock_for(project: &Project, generation: &Generation, previous: Option<&Lo
     lock
 }
 
-/// `seams generate`: runs every generator, writes each successful
-/// generator's files atomically (skipping files that already hold the
-/// generated bytes), then the lock. A failed generator writes nothing and
-/// does not stop the others.
+/// `seams generate`: runs every generator and brings the output directory
+/// and `seams.lock` up to date.
+///
+/// Before anything is written it refuses, naming each file, to overwrite a
+/// file edited since seams wrote it or to delete an edited orphan (unless
+/// `force`), and to run a `.wasm` whose bytes differ from the lock's pin
+/// (unless `update`). When the model, `seams.toml`, every component and
+/// every locked file match the lock, it runs nothing and writes nothing.
+/// Otherwise each file is replaced atomically, orphans that still match the
+/// lock are deleted, and the lock is written last. A failed generator
+/// writes nothing and keeps its entries in the lock.
 ///
 /// # Errors
 ///
-/// The project, model or lock cannot be read, or a file cannot be written.
-pub fn generate(project: &Project, runtime: &Runtime) -> Result<GenerateReport, GenerateError> {
+/// The project, model or lock cannot be read, edited files are in the way,
+/// a component changed, or a file cannot be written.
+pub fn generate(
+    project: &Project,
+    runtime: &Runtime,
+    options: &GenerateOptions,
+) -> Result<GenerateReport, GenerateError> {
     let previous = read_lock(project)?;
-    let generation = run_generators(project, runtime)?;
+    let inputs = read_inputs(project)?;
+    if let Some(lock) = &previous
+        && !options.update
+    {
+        check_pins(project, &inputs, lock)?;
+    }
     let out_path = project.output_path();
     let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
     let out = OutputDir::open(&out_path).map_err(io(out_path.clone()))?;
+    if let Some(lock) = &previous
+        && up_to_date(project, &inputs, lock, &out)?
+    {
+        return Ok(GenerateReport {
+            up_to_date: true,
+            ..GenerateReport::default()
+        });
+    }
+
+    let generation = run_with_inputs(project, runtime, &inputs);
+    let audits = crate::audit::audit(project, &generation, previous.as_ref(), &out)?;
     let out_prefix = posix(&project.output_dir);
+    let shown = |path: &str| format!("{out_prefix}/{path}");
+    if !options.force {
+        let edited: Vec<String> = audits
+            .iter()
+            .filter(|a| matches!(a.state, FileState::HandEdited | FileState::EditedOrphan))
+            .map(|a| shown(&a.path))
+            .collect();
+        if !edited.is_empty() {
+            return Err(GenerateError::HandEdited { files: edited });
+        }
+    }
 
     let mut report = GenerateReport::default();
     for SourcedRun { run, .. } in &generation.runs {
         for line in &run.log {
             report.log.push(format!("{}: {line}", run.meta.name));
         }
-        for (path, bytes, _) in files_of(run) {
-            let shown = format!("{out_prefix}/{path}");
-            let current = out.read(&path).map_err(io(out_path.join(&path)))?;
-            if current.as_deref() == Some(bytes.as_bytes()) {
-                report.unchanged.push(shown);
-                continue;
+    }
+    let mut budget = options.fail_after;
+    let mut step = |path: &Path| -> Result<(), GenerateError> {
+        match &mut budget {
+            Some(0) => Err(GenerateError::Io {
+                path: path.to_owned(),
+                source: std::io::Error::other("injected fault"),
+            }),
+            Some(n) => {
+                *n -= 1;
+                Ok(())
             }
-            out.write(&path, bytes.as_bytes())
-                .map_err(io(out_path.join(&path)))?;
-            report.written.push(shown);
+            None => Ok(()),
+        }
+    };
+    for a in &audits {
+        let full = out_path.join(&a.path);
+        match (a.state, &a.generated) {
+            (FileState::Missing | FileState::Stale | FileState::HandEdited, Some(bytes)) => {
+                step(&full)?;
+                out.write(&a.path, bytes.as_bytes()).map_err(io(full))?;
+                report.written.push(shown(&a.path));
+            }
+            (FileState::Orphan | FileState::EditedOrphan, _) => {
+                step(&full)?;
+                out.remove(&a.path).map_err(io(full))?;
+                report.deleted.push(shown(&a.path));
+            }
+            (FileState::Current | FileState::Unlocked, Some(_)) => {
+                report.unchanged.push(shown(&a.path))
+            }
+            _ => {}
         }
     }
-    let lock_text = lock_for(project, &generation, previous.as_ref()).to_text();
+
+    // The lock last: until it is replaced, the old lock describes the old
+    // files, and files already rewritten show as generated, not edited.
+    let lock_text = lock_for(project, &inputs, &generation, previous.as_ref()).to_text();
     report.failures = generation.failures.into_iter().map(|(_, e)| e).collect();
     let root = OutputDir::open(&project.root).map_err(io(project.root.clone()))?;
-    let current = root
-        .read(LOCK_FILE)
-        .map_err(io(project.root.join(LOCK_FILE)))?;
+    let lock_path = project.root.join(LOCK_FILE);
+    let current = root.read(LOCK_FILE).map_err(io(lock_path.clone()))?;
     if current.as_deref() != Some(lock_text.as_bytes()) {
+        step(&lock_path)?;
         root.write(LOCK_FILE, lock_text.as_bytes())
-            .map_err(io(project.root.join(LOCK_FILE)))?;
+            .map_err(io(lock_path))?;
         report.lock_written = true;
     }
-    report.written.sort();
-    report.unchanged.sort();
     Ok(report)
+}
+
+/// Refuses a `.wasm` whose bytes differ from the component the lock pins.
+/// Built-ins are pinned by the seams version instead.
+fn check_pins(project: &Project, inputs: &Inputs, lock: &Lock) -> Result<(), GenerateError> {
+    for (source, component) in project.generators.iter().zip(&inputs.components) {
+        let (GeneratorSource::Wasm { .. }, Ok(ComponentBytes { sha256: actual, .. })) =
+            (source, component)
+        else {
+            continue;
+        };
+        let label = source_label(source);
+        if let Some(locked) = lock.generators.iter().find(|g| g.source == label)
+            && &locked.component_sha256 != actual
+        {
+            return Err(GenerateError::ComponentChanged {
+                generator: label,
+                locked: locked.component_sha256.clone(),
+                actual: actual.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether the model, `seams.toml`, every component and every locked file
+/// are exactly as the lock records them.
+fn up_to_date(
+    project: &Project,
+    inputs: &Inputs,
+    lock: &Lock,
+    out: &OutputDir,
+) -> Result<bool, GenerateError> {
+    if lock.model_hash != inputs.model.hash()
+        || lock.manifest_sha256 != inputs.manifest_sha256
+        || lock.generators.len() != project.generators.len()
+    {
+        return Ok(false);
+    }
+    for (source, component) in project.generators.iter().zip(&inputs.components) {
+        let Ok(ComponentBytes { sha256: sha, .. }) = component else {
+            return Ok(false);
+        };
+        let label = source_label(source);
+        if !lock
+            .generators
+            .iter()
+            .any(|g| g.source == label && &g.component_sha256 == sha)
+        {
+            return Ok(false);
+        }
+    }
+    for entry in &lock.outputs {
+        let rel = crate::audit::locked_path(project, &entry.path)?;
+        let disk = out.read(&rel).map_err(|source| GenerateError::Io {
+            path: project.output_path().join(&rel),
+            source,
+        })?;
+        if disk.as_deref().map(sha256_hex).as_deref() != Some(entry.sha256.as_str()) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }

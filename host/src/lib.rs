@@ -13,7 +13,7 @@
 //! # fn main() -> anyhow::Result<()> {
 //! let project = seams::Project::load(std::path::Path::new("examples/chat"))?;
 //! let runtime = seams::Runtime::new(None)?;
-//! let report = seams::generate(&project, &runtime)?;
+//! let report = seams::generate(&project, &runtime, &seams::GenerateOptions::default())?;
 //! println!("{} files written", report.written.len());
 //! # Ok(()) }
 //! ```
@@ -26,11 +26,14 @@
 //!   budgets, [`GeneratorError`] what it reports.
 //! - [`TemplateService`]: renders a generator's templates.
 //! - [`Lock`]: the contents of `seams.lock`.
-//! - [`generate()`]: the `seams generate` command; [`cli::run`] the whole CLI.
+//! - [`generate()`]: the `seams generate` command; [`check()`] `seams check`;
+//!   [`trace_view`] `seams trace`; [`cli::run`] the whole CLI.
 
 #![deny(missing_docs)]
 
+mod audit;
 pub mod builtin;
+mod check;
 pub mod cli;
 mod generate;
 mod lock;
@@ -41,9 +44,12 @@ mod runtime;
 mod templates;
 mod trace;
 
+pub use audit::{FileAudit, FileState, audit, locked_path};
+pub use check::{CHECK_VERSION, CheckReport, Problem, check};
 pub use generate::{
-    GenerateError, GenerateReport, Generation, SourcedRun, files_of, generate, lock_for, read_lock,
-    run_generators, source_label,
+    ComponentBytes, GenerateError, GenerateOptions, GenerateReport, Generation, Inputs, SourcedRun,
+    files_of, generate, lock_for, read_inputs, read_lock, run_generators, run_with_inputs,
+    source_label,
 };
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use model::{Model, ModelError, QueryError};

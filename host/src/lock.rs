@@ -21,6 +21,8 @@ pub struct Lock {
     pub lock_version: u32,
     /// The model hash the outputs were generated from.
     pub model_hash: String,
+    /// The sha256 of `seams.toml` when they were generated.
+    pub manifest_sha256: String,
     /// Every generator that ran, sorted by name.
     pub generators: Vec<LockedGenerator>,
     /// Every output, sorted by path.
@@ -78,7 +80,7 @@ impl Lock {
     pub fn parse(path: &str, text: &str) -> Result<Lock, LockError> {
         let lock: Lock = serde_json::from_str(text).map_err(|e| LockError {
             path: path.to_owned(),
-            message: format!("line {}: {e}", e.line()),
+            message: e.to_string(),
         })?;
         if lock.lock_version != LOCK_VERSION {
             return Err(LockError {
@@ -112,6 +114,7 @@ mod tests {
         Lock {
             lock_version: 1,
             model_hash: "ab".into(),
+            manifest_sha256: "ef".into(),
             generators: vec![LockedGenerator {
                 name: "htmx".into(),
                 version: "0.1.0".into(),

@@ -43,6 +43,18 @@ impl OutputDir {
         }
     }
 
+    /// Deletes the file `rel`; a file already gone is not an error.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a path that leads outside.
+    pub fn remove(&self, rel: &str) -> std::io::Result<()> {
+        match self.dir.remove_file(rel) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+
     /// Replaces `rel` with `bytes` atomically, creating its directories.
     ///
     /// # Errors

@@ -4,5 +4,6 @@
 mod author;
 mod cache;
 mod example;
+mod lifecycle;
 mod sandbox;
 mod trace;

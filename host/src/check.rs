@@ -1,0 +1,202 @@
+//! `seams check`: generates in memory and compares with the disk and the
+//! lock, writing nothing. Every problem names the file and what to do.
+//!
+//! The JSON form (`--format json`) is stable:
+//!
+//! ```json
+//! {
+//!   "check_version": 1,
+//!   "clean": false,
+//!   "problems": [
+//!     { "kind": "stale", "path": "out/thread.html", "message": "..." }
+//!   ]
+//! }
+//! ```
+//!
+//! `kind` is one of `stale`, `hand-edited`, `missing`, `orphan`,
+//! `edited-orphan`, `unlocked`, `component-changed`, `generator-failed`,
+//! `no-lock`; `path` is project-relative (for `component-changed`, the
+//! `.wasm`) and absent for `generator-failed` and `no-lock`; `message` is
+//! the text the text form prints. Problems are sorted by path, then kind.
+
+use serde::Serialize;
+
+use crate::audit::{FileState, audit};
+use crate::generate::{
+    ComponentBytes, GenerateError, posix, read_inputs, read_lock, run_with_inputs, source_label,
+};
+use crate::output_dir::OutputDir;
+use crate::project::{GeneratorSource, Project};
+use crate::runtime::Runtime;
+
+/// The version of the JSON form.
+pub const CHECK_VERSION: u32 = 1;
+
+/// One problem `seams check` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// What kind of problem (see the module docs).
+    pub kind: &'static str,
+    /// The file, project-relative, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+/// What `seams check` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckReport {
+    /// [`CHECK_VERSION`].
+    pub check_version: u32,
+    /// No problem at all.
+    pub clean: bool,
+    /// The problems, sorted by path, then kind.
+    pub problems: Vec<Problem>,
+}
+
+impl CheckReport {
+    /// The text form: a line per problem, then a summary.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.problems {
+            match &p.path {
+                Some(path) => out.push_str(&format!("{}: {path}: {}\n", p.kind, p.message)),
+                None => out.push_str(&format!("{}: {}\n", p.kind, p.message)),
+            }
+        }
+        if self.clean {
+            out.push_str("clean: every output matches the model, the generators and seams.lock\n");
+        } else {
+            let n = self.problems.len();
+            out.push_str(&format!("{n} problem{}\n", if n == 1 { "" } else { "s" }));
+        }
+        out
+    }
+
+    /// The JSON form, with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a report serializes");
+        text.push('\n');
+        text
+    }
+}
+
+/// Checks the project without writing anything.
+///
+/// # Errors
+///
+/// The project, model or lock cannot be read.
+pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, GenerateError> {
+    let lock = read_lock(project)?;
+    let inputs = read_inputs(project)?;
+    let mut problems = Vec::new();
+    let problem = |kind, path: Option<String>, message: String| Problem {
+        kind,
+        path,
+        message,
+    };
+
+    if lock.is_none() {
+        problems.push(problem(
+            "no-lock",
+            None,
+            "seams.lock is missing; run `seams generate` to write it".into(),
+        ));
+    }
+    for (source, component) in project.generators.iter().zip(&inputs.components) {
+        let (GeneratorSource::Wasm { path, .. }, Ok(ComponentBytes { sha256: actual, .. })) =
+            (source, component)
+        else {
+            continue;
+        };
+        let label = source_label(source);
+        if let Some(locked) = lock
+            .as_ref()
+            .and_then(|l| l.generators.iter().find(|g| g.source == label))
+            && &locked.component_sha256 != actual
+        {
+            problems.push(problem(
+                "component-changed",
+                Some(posix(path)),
+                format!(
+                    "its sha256 is {actual}, but seams.lock pins {}; if the new component is the one you want, run `seams generate --update`",
+                    locked.component_sha256
+                ),
+            ));
+        }
+    }
+
+    let generation = run_with_inputs(project, runtime, &inputs);
+    for (_, error) in &generation.failures {
+        problems.push(problem("generator-failed", None, error.to_string()));
+    }
+    let out_path = project.output_path();
+    let out = if out_path.is_dir() {
+        Some(
+            OutputDir::open(&out_path).map_err(|source| GenerateError::Io {
+                path: out_path.clone(),
+                source,
+            })?,
+        )
+    } else {
+        None
+    };
+    let prefix = posix(&project.output_dir);
+    let audits = match &out {
+        Some(out) => audit(project, &generation, lock.as_ref(), out)?,
+        // No output directory: everything generated is missing.
+        None => {
+            let empty = tempfile::tempdir().map_err(|source| GenerateError::Io {
+                path: out_path.clone(),
+                source,
+            })?;
+            let out = OutputDir::open(empty.path()).map_err(|source| GenerateError::Io {
+                path: out_path.clone(),
+                source,
+            })?;
+            audit(project, &generation, lock.as_ref(), &out)?
+        }
+    };
+    for a in audits {
+        let (kind, message) = match a.state {
+            FileState::Current => continue,
+            FileState::Unlocked => (
+                "unlocked",
+                "matches what generation gives, but seams.lock records other bytes; run `seams generate` to update the lock",
+            ),
+            FileState::Missing => ("missing", "is not on disk; run `seams generate`"),
+            FileState::Stale => (
+                "stale",
+                "differs from what generation gives now (the model, seams.toml or a generator changed); run `seams generate`",
+            ),
+            FileState::HandEdited => (
+                "hand-edited",
+                "was edited since seams wrote it; keep the change elsewhere (seams generate will not overwrite it), or run `seams generate --force` to discard it",
+            ),
+            FileState::Orphan => (
+                "orphan",
+                "is no longer generated; `seams generate` will delete it",
+            ),
+            FileState::EditedOrphan => (
+                "edited-orphan",
+                "is no longer generated and was edited since; move it out of the output directory, or run `seams generate --force` to delete it",
+            ),
+            FileState::Gone => (
+                "orphan",
+                "is listed in seams.lock but no longer generated, and already deleted; run `seams generate` to update the lock",
+            ),
+        };
+        problems.push(problem(
+            kind,
+            Some(format!("{prefix}/{}", a.path)),
+            message.into(),
+        ));
+    }
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(b.kind)));
+    Ok(CheckReport {
+        check_version: CHECK_VERSION,
+        clean: problems.is_empty(),
+        problems,
+    })
+}

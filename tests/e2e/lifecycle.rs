@@ -1,0 +1,375 @@
+//! Nothing lost, nothing stale: `seams check` reports every state of every
+//! file, `seams generate` refuses to destroy edits, repairs what is missing,
+//! deletes clean orphans, pins components and does nothing when nothing
+//! changed; an interrupted generate leaves a state that check describes and
+//! the next generate repairs.
+
+use std::path::Path;
+use std::process::Command;
+
+use seams_tests::{HOSTILE_WASM, TempProject, repo_root, seams};
+
+/// A generated copy of the chat example.
+fn chat() -> TempProject {
+    let root = repo_root().join("examples/chat");
+    let p = TempProject::new(
+        &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
+        "",
+    );
+    std::fs::copy(root.join("seams.toml"), p.path().join("seams.toml")).unwrap();
+    assert_eq!(run(&p, &["generate"]).code, 0);
+    p
+}
+
+fn run(p: &TempProject, args: &[&str]) -> seams_tests::Outcome {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--project", p.path().to_str().unwrap()]);
+    seams(&all)
+}
+
+fn edit(p: &TempProject, rel: &str, from: &str, to: &str) {
+    let path = p.path().join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{rel} lacks {from:?}");
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+}
+
+/// The thread page moves to `discussion.html`: the conversations page
+/// changes, `thread.html` and its sidecar become orphans.
+fn rename_thread_page(p: &TempProject) {
+    edit(
+        p,
+        "model.ttl",
+        "ui:path \"thread\"",
+        "ui:path \"discussion\"",
+    );
+}
+
+#[test]
+fn a_fresh_project_checks_clean() {
+    let p = chat();
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 0);
+    insta::assert_snapshot!("check_clean", check.stdout);
+}
+
+#[test]
+fn a_model_change_makes_files_stale_and_generate_fixes_them() {
+    let p = chat();
+    edit(
+        &p,
+        "model.ttl",
+        "rdfs:label \"Chat\"",
+        "rdfs:label \"Talk\"",
+    );
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 1);
+    insta::assert_snapshot!("check_stale", check.stdout);
+    let generate = run(&p, &["generate"]);
+    assert_eq!(generate.code, 0, "{generate:?}");
+    insta::assert_snapshot!("generate_after_model_change", generate.stdout);
+    assert_eq!(run(&p, &["check"]).code, 0);
+}
+
+#[test]
+fn hand_edited_files_are_reported_and_never_overwritten_without_force() {
+    let p = chat();
+    edit(
+        &p,
+        "out/thread.html",
+        "<h2>Thread</h2>",
+        "<h2>My thread</h2>",
+    );
+    edit(
+        &p,
+        "out/conversations.html.trace.json",
+        "\"line\": 1",
+        "\"line\": 99",
+    );
+    edit(
+        &p,
+        "model.ttl",
+        "rdfs:label \"Chat\"",
+        "rdfs:label \"Talk\"",
+    );
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 1);
+    insta::assert_snapshot!("check_hand_edited", check.stdout);
+
+    let before = p.files();
+    let generate = run(&p, &["generate"]);
+    assert_eq!(generate.code, 1);
+    insta::assert_snapshot!("generate_refuses_hand_edited", generate.stderr);
+    assert!(p.files() == before, "nothing is written");
+
+    let forced = run(&p, &["generate", "--force"]);
+    assert_eq!(forced.code, 0, "{forced:?}");
+    assert!(
+        !std::fs::read_to_string(p.path().join("out/thread.html"))
+            .unwrap()
+            .contains("My thread")
+    );
+    assert_eq!(run(&p, &["check"]).code, 0);
+}
+
+#[test]
+fn missing_files_are_reported_and_regenerated() {
+    let p = chat();
+    std::fs::remove_file(p.path().join("out/thread.html")).unwrap();
+    std::fs::remove_file(p.path().join("out/thread.html.trace.json")).unwrap();
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 1);
+    insta::assert_snapshot!("check_missing", check.stdout);
+    let generate = run(&p, &["generate"]);
+    assert_eq!(generate.code, 0);
+    insta::assert_snapshot!("generate_missing", generate.stdout);
+    assert_eq!(run(&p, &["check"]).code, 0);
+}
+
+#[test]
+fn orphans_are_reported_and_deleted_with_their_sidecars_unless_edited() {
+    let p = chat();
+    rename_thread_page(&p);
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 1);
+    insta::assert_snapshot!("check_orphans", check.stdout);
+    let generate = run(&p, &["generate"]);
+    assert_eq!(generate.code, 0, "{generate:?}");
+    insta::assert_snapshot!("generate_deletes_orphans", generate.stdout);
+    assert!(!p.path().join("out/thread.html").exists());
+    assert!(!p.path().join("out/thread.html.trace.json").exists());
+    assert!(p.path().join("out/discussion.html.trace.json").exists());
+    assert_eq!(run(&p, &["check"]).code, 0);
+
+    // An orphan edited since is not deleted without --force.
+    let p = chat();
+    edit(&p, "out/thread.html", "<h2>Thread</h2>", "<h2>Mine</h2>");
+    rename_thread_page(&p);
+    assert!(
+        run(&p, &["check"])
+            .stdout
+            .contains("edited-orphan: out/thread.html: ")
+    );
+    let refused = run(&p, &["generate"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.stderr.contains("out/thread.html"),
+        "{}",
+        refused.stderr
+    );
+    assert!(p.path().join("out/thread.html").exists());
+    assert_eq!(run(&p, &["generate", "--force"]).code, 0);
+    assert!(!p.path().join("out/thread.html").exists());
+}
+
+#[test]
+fn an_unchanged_project_runs_nothing_and_touches_nothing() {
+    let p = chat();
+    let mtimes = |p: &TempProject| {
+        p.files()
+            .into_iter()
+            .map(|(f, _)| {
+                std::fs::metadata(p.path().join(&f))
+                    .unwrap()
+                    .modified()
+                    .unwrap()
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = mtimes(&p);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let again = run(&p, &["generate"]);
+    assert_eq!(again.code, 0);
+    insta::assert_snapshot!("generate_up_to_date", again.stdout);
+    assert_eq!(mtimes(&p), before, "no file is touched");
+
+    // Any input changing means work again: seams.toml here.
+    edit(&p, "seams.toml", "[model]", "# a comment\n[model]");
+    assert!(!run(&p, &["generate"]).stdout.starts_with("up to date"));
+}
+
+#[test]
+fn a_changed_component_is_refused_unless_updated() {
+    let p = TempProject::new(
+        "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"ok\" .\n",
+        "[[generator]]\nwasm = \"hostile.wasm\"\n",
+    );
+    p.add_file("hostile.wasm", HOSTILE_WASM);
+    assert_eq!(run(&p, &["generate"]).code, 0);
+    // The same component with a custom section appended: other bytes.
+    let mut bytes = std::fs::read(HOSTILE_WASM).unwrap();
+    bytes.extend_from_slice(b"\x00\x05\x04test");
+    std::fs::write(p.path().join("hostile.wasm"), &bytes).unwrap();
+
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 1);
+    assert!(
+        check
+            .stdout
+            .starts_with("component-changed: hostile.wasm: its sha256 is "),
+        "{}",
+        check.stdout
+    );
+    let refused = run(&p, &["generate"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.stderr.contains("but seams.lock pins"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("--update"), "{}", refused.stderr);
+    let updated = run(&p, &["generate", "--update"]);
+    assert_eq!(updated.code, 0, "{updated:?}");
+    assert_eq!(run(&p, &["check"]).code, 0);
+}
+
+#[test]
+fn check_json_has_its_documented_shape() {
+    let p = chat();
+    rename_thread_page(&p);
+    std::fs::remove_file(p.path().join("out/conversations.html")).unwrap();
+    let check = run(&p, &["check", "--format", "json"]);
+    assert_eq!(check.code, 1);
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
+    let object = report.as_object().unwrap();
+    assert_eq!(
+        object.keys().collect::<Vec<_>>(),
+        ["check_version", "clean", "problems"]
+    );
+    assert_eq!(report["check_version"], 1);
+    assert_eq!(report["clean"], false);
+    let kinds = [
+        "stale",
+        "hand-edited",
+        "missing",
+        "orphan",
+        "edited-orphan",
+        "unlocked",
+        "component-changed",
+        "generator-failed",
+        "no-lock",
+    ];
+    let mut seen = Vec::new();
+    for problem in report["problems"].as_array().unwrap() {
+        let keys: Vec<&String> = problem.as_object().unwrap().keys().collect();
+        assert!(
+            keys == ["kind", "message", "path"] || keys == ["kind", "message"],
+            "{keys:?}"
+        );
+        let kind = problem["kind"].as_str().unwrap();
+        assert!(kinds.contains(&kind), "{kind}");
+        seen.push((
+            kind.to_owned(),
+            problem["path"].as_str().unwrap_or("").to_owned(),
+        ));
+    }
+    assert!(
+        seen.contains(&("missing".into(), "out/conversations.html".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("orphan".into(), "out/thread.html.trace.json".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("missing".into(), "out/discussion.html".into())),
+        "{seen:?}"
+    );
+}
+
+/// Every file of a project except its model and manifest, for comparing
+/// outcomes.
+fn generated_files(p: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = vec![(
+        "seams.lock".to_owned(),
+        std::fs::read(p.join("seams.lock")).unwrap(),
+    )];
+    let mut entries: Vec<_> = std::fs::read_dir(p.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        out.push((
+            path.file_name().unwrap().to_string_lossy().into_owned(),
+            std::fs::read(&path).unwrap(),
+        ));
+    }
+    out
+}
+
+/// After an interruption: check describes it without calling anything
+/// edited, and the next generate gives exactly the reference result.
+fn assert_recovers(p: &TempProject, reference: &[(String, Vec<u8>)], what: &str) {
+    let check = run(p, &["check"]);
+    assert!(check.code <= 1, "{what}: {check:?}");
+    assert!(
+        !check.stdout.contains("hand-edited") && !check.stdout.contains("edited-orphan"),
+        "{what}: nobody edited anything, check must not say so:\n{}",
+        check.stdout
+    );
+    let repair = run(p, &["generate"]);
+    assert_eq!(repair.code, 0, "{what}: {repair:?}");
+    assert!(
+        generated_files(p.path()) == reference,
+        "{what}: the repaired project differs from a clean generation"
+    );
+    assert_eq!(run(p, &["check"]).code, 0, "{what}");
+}
+
+#[test]
+fn a_generate_that_fails_after_any_write_is_repaired_by_the_next() {
+    let reference = chat();
+    rename_thread_page(&reference);
+    assert_eq!(run(&reference, &["generate"]).code, 0);
+    let reference = generated_files(reference.path());
+
+    let runtime = seams::Runtime::new(seams::cli::cache_dir()).unwrap();
+    let mut k = 0;
+    loop {
+        let p = chat();
+        rename_thread_page(&p);
+        let project = seams::Project::load(p.path()).unwrap();
+        let options = seams::GenerateOptions {
+            fail_after: Some(k),
+            ..Default::default()
+        };
+        let result = seams::generate(&project, &runtime, &options);
+        let finished = result.is_ok();
+        if !finished {
+            assert!(result.unwrap_err().to_string().contains("injected fault"));
+        }
+        assert_recovers(&p, &reference, &format!("fault after {k} writes"));
+        if finished {
+            break;
+        }
+        k += 1;
+    }
+    assert!(
+        k >= 5,
+        "the change takes several writes and deletes, then the lock: {k}"
+    );
+}
+
+#[test]
+fn a_killed_generate_is_repaired_by_the_next() {
+    let reference = chat();
+    rename_thread_page(&reference);
+    assert_eq!(run(&reference, &["generate"]).code, 0);
+    let reference = generated_files(reference.path());
+    for delay_ms in (0..40).step_by(3) {
+        let p = chat();
+        rename_thread_page(&p);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_seams-e2e"))
+            .args(["generate", "--project"])
+            .arg(p.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_recovers(&p, &reference, &format!("killed after {delay_ms} ms"));
+    }
+}
