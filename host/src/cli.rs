@@ -120,6 +120,29 @@ pub fn run(
     }
 }
 
+/// Loads the project and the runtime and runs `command`; an error is
+/// printed as `seams NAME: ...` and gives `None`.
+fn in_project<T>(
+    name: &str,
+    dir: &std::path::Path,
+    err: &mut dyn Write,
+    command: impl FnOnce(&Project, &Runtime) -> anyhow::Result<T>,
+) -> Option<T> {
+    let result = Project::load(dir)
+        .map_err(|e| anyhow::Error::from(GenerateError::from(e)))
+        .and_then(|project| {
+            let runtime = Runtime::new(cache_dir())?;
+            command(&project, &runtime)
+        });
+    match result {
+        Ok(value) => Some(value),
+        Err(e) => {
+            let _ = writeln!(err, "seams {name}: {e:#}");
+            None
+        }
+    }
+}
+
 fn trace_command(
     dir: &std::path::Path,
     target: &str,
@@ -127,29 +150,15 @@ fn trace_command(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
-    let result = (|| -> Result<_, anyhow::Error> {
-        let project = Project::load(dir).map_err(GenerateError::from)?;
-        let runtime = Runtime::new(cache_dir())?;
+    let Some(view) = in_project("trace", dir, err, |project, runtime| {
         let (output, line) = crate::trace::parse_target(target);
-        Ok(crate::trace::trace_view(&project, &runtime, output, line)?)
-    })();
-    match result {
-        Ok(view) => {
-            let text = if json {
-                let mut text = serde_json::to_string_pretty(&view).expect("a view serializes");
-                text.push('\n');
-                text
-            } else {
-                view.to_text()
-            };
-            let _ = out.write_all(text.as_bytes());
-            EXIT_OK
-        }
-        Err(e) => {
-            let _ = writeln!(err, "seams trace: {e:#}");
-            EXIT_FAILURE
-        }
-    }
+        Ok(crate::trace::trace_view(project, runtime, output, line)?)
+    }) else {
+        return EXIT_FAILURE;
+    };
+    let text = if json { view.to_json() } else { view.to_text() };
+    let _ = out.write_all(text.as_bytes());
+    EXIT_OK
 }
 
 fn check_command(
@@ -158,25 +167,17 @@ fn check_command(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
-    let result = (|| -> Result<_, anyhow::Error> {
-        let project = Project::load(dir).map_err(GenerateError::from)?;
-        let runtime = Runtime::new(cache_dir())?;
-        Ok(crate::check::check(&project, &runtime)?)
-    })();
-    match result {
-        Ok(report) => {
-            let text = match format {
-                Format::Text => report.to_text(),
-                Format::Json => report.to_json(),
-            };
-            let _ = out.write_all(text.as_bytes());
-            if report.clean { EXIT_OK } else { EXIT_FAILURE }
-        }
-        Err(e) => {
-            let _ = writeln!(err, "seams check: {e:#}");
-            EXIT_FAILURE
-        }
-    }
+    let Some(report) = in_project("check", dir, err, |project, runtime| {
+        Ok(crate::check::check(project, runtime)?)
+    }) else {
+        return EXIT_FAILURE;
+    };
+    let text = match format {
+        Format::Text => report.to_text(),
+        Format::Json => report.to_json(),
+    };
+    let _ = out.write_all(text.as_bytes());
+    if report.clean { EXIT_OK } else { EXIT_FAILURE }
 }
 
 fn generate_command(
@@ -185,17 +186,10 @@ fn generate_command(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
-    let result = (|| -> Result<_, anyhow::Error> {
-        let project = Project::load(dir).map_err(GenerateError::from)?;
-        let runtime = Runtime::new(cache_dir())?;
-        Ok(generate(&project, &runtime, options)?)
-    })();
-    let report = match result {
-        Ok(report) => report,
-        Err(e) => {
-            let _ = writeln!(err, "seams generate: {e:#}");
-            return EXIT_FAILURE;
-        }
+    let Some(report) = in_project("generate", dir, err, |project, runtime| {
+        Ok(generate(project, runtime, options)?)
+    }) else {
+        return EXIT_FAILURE;
     };
     if report.up_to_date {
         let _ = writeln!(

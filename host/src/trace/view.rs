@@ -95,6 +95,13 @@ pub struct TraceView {
 }
 
 impl TraceView {
+    /// The JSON form, with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a view serializes");
+        text.push('\n');
+        text
+    }
+
     /// The text form: per line, the output line, then its origins with
     /// their source, then its terms with their labels.
     pub fn to_text(&self) -> String {
