@@ -48,6 +48,20 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Show what a component is: protocol version, meta, sha256 and size.
+    Inspect {
+        /// The component file.
+        #[arg(value_name = "FILE.wasm")]
+        file: PathBuf,
+    },
+    /// Print the view model a generator's extract step builds from the project's model.
+    View {
+        /// The generator: a built-in name, or the .wasm path as seams.toml gives it.
+        generator: String,
+        /// The project directory (holding seams.toml).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        project: PathBuf,
+    },
     /// Show which template lines wrote an output's lines, and the model elements behind them.
     Trace {
         /// The output (relative to the project or its output directory), optionally with :LINE.
@@ -112,6 +126,31 @@ pub fn run(
             generate_command(&project, &options, out, err)
         }
         Command::Check { project, format } => check_command(&project, format, out, err),
+        Command::Inspect { file } => {
+            let result = Runtime::new(cache_dir())
+                .map_err(anyhow::Error::from)
+                .and_then(|runtime| Ok(crate::inspect::inspect(&runtime, &file)?));
+            match result {
+                Ok(inspection) => {
+                    let _ =
+                        out.write_all(inspection.to_text(&file.display().to_string()).as_bytes());
+                    EXIT_OK
+                }
+                Err(e) => {
+                    let _ = writeln!(err, "seams inspect: {e:#}");
+                    EXIT_FAILURE
+                }
+            }
+        }
+        Command::View { generator, project } => {
+            let Some(view) = in_project("view", &project, err, |project, runtime| {
+                Ok(crate::inspect::view(project, runtime, &generator)?)
+            }) else {
+                return EXIT_FAILURE;
+            };
+            let _ = out.write_all(view.as_bytes());
+            EXIT_OK
+        }
         Command::Trace {
             target,
             project,

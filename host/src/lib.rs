@@ -36,6 +36,7 @@ pub mod builtin;
 mod check;
 pub mod cli;
 mod generate;
+mod inspect;
 mod lock;
 mod model;
 mod output_dir;
@@ -51,6 +52,7 @@ pub use generate::{
     files_of, generate, lock_for, read_inputs, read_lock, run_generators, run_with_inputs,
     source_label,
 };
+pub use inspect::{InspectError, Inspection, inspect, view};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use model::{Model, ModelError, QueryError};
 pub use output_dir::{OutputDir, check_distinct, validate as validate_output_path};

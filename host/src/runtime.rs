@@ -429,6 +429,28 @@ impl Runtime {
         Ok(meta)
     }
 
+    /// Runs a generator's meta and extract steps only: the view model its
+    /// templates see, as JSON text.
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::run`].
+    pub fn extract(
+        &self,
+        generator: &LoadedGenerator,
+        model: &Arc<Model>,
+        limits: &Limits,
+    ) -> Result<String, GeneratorError> {
+        let (view, _) = self.call(generator, model, limits, |store, g| {
+            let instance = g.pre.instantiate(&mut *store)?;
+            let api = instance.seams_generator_generator_api();
+            api.call_meta(&mut *store)?;
+            api.call_extract(&mut *store)?
+                .map_err(|e| reported("extract", e))
+        })?;
+        Ok(view)
+    }
+
     /// Runs `steps` in a fresh sandboxed store; returns their result and
     /// the log.
     fn call<R>(

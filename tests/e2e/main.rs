@@ -4,6 +4,7 @@
 mod author;
 mod cache;
 mod example;
+mod inspect;
 mod lifecycle;
 mod sandbox;
 mod trace;
