@@ -40,6 +40,7 @@ mod inspect;
 mod lock;
 mod model;
 mod output_dir;
+mod output_syntax;
 mod project;
 mod runtime;
 mod templates;
@@ -56,6 +57,7 @@ pub use inspect::{InspectError, Inspection, inspect, view};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use model::{Model, ModelError, QueryError};
 pub use output_dir::{OutputDir, check_distinct, validate as validate_output_path};
+pub use output_syntax::{SUFFIXES, SyntaxProblem, check as check_syntax, language_of};
 pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
 pub use runtime::{
     GeneratorError, GeneratorErrorKind, GeneratorRun, Limits, LoadedGenerator, Meta, Output,
