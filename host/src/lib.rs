@@ -36,6 +36,7 @@ pub mod builtin;
 mod check;
 pub mod cli;
 mod generate;
+mod golden;
 mod inspect;
 mod lock;
 mod model;
@@ -53,6 +54,7 @@ pub use generate::{
     files_of, generate, lock_for, read_inputs, read_lock, run_generators, run_with_inputs,
     source_label,
 };
+pub use golden::{Golden, GoldenError, Marker, compare as compare_golden, diff};
 pub use inspect::{InspectError, Inspection, inspect, view};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use model::{Model, ModelError, QueryError};
