@@ -44,6 +44,7 @@ mod output_dir;
 mod output_syntax;
 mod project;
 mod runtime;
+mod scaffold;
 mod templates;
 mod trace;
 
@@ -65,6 +66,7 @@ pub use runtime::{
     GeneratorError, GeneratorErrorKind, GeneratorRun, Limits, LoadedGenerator, Meta, Output,
     PROTOCOL_VERSION, Runtime, RuntimeError,
 };
+pub use scaffold::{Package, Reference, ScaffoldError, check_name, new_generator, read_reference, scaffold, write_package};
 pub use templates::{Rendered, Syntax, TemplateError, TemplateService};
 pub use trace::{
     LineView, OriginView, SIDECAR_SUFFIX, TRACE_VERSION, TermView, Trace, TraceLine, TraceView,
