@@ -48,6 +48,28 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Write a generator package whose test passes as written, from a reference output.
+    NewGenerator {
+        /// The generator's name: a lowercase letter, then lowercase letters, digits and hyphens.
+        name: String,
+        /// The reference output (its suffix says its type).
+        #[arg(long, value_name = "FILE")]
+        reference: PathBuf,
+        /// The package directory (default: seams-NAME).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Write into a non-empty directory, replacing the package's files.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Build a generator package and run its four tests on the project's model.
+    TestGenerator {
+        /// The package directory.
+        dir: PathBuf,
+        /// The project directory (holding seams.toml).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        project: PathBuf,
+    },
     /// Show what a component is: protocol version, meta, sha256 and size.
     Inspect {
         /// The component file.
@@ -126,6 +148,41 @@ pub fn run(
             generate_command(&project, &options, out, err)
         }
         Command::Check { project, format } => check_command(&project, format, out, err),
+        Command::NewGenerator {
+            name,
+            reference,
+            out: dir,
+            force,
+        } => match crate::scaffold::new_generator(&name, &reference, dir.as_deref(), force) {
+            Ok((dir, written)) => {
+                for path in written {
+                    let _ = writeln!(out, "wrote {}", path.display());
+                }
+                let _ = writeln!(
+                    out,
+                    "test it with: seams test-generator {} --project DIR",
+                    dir.display()
+                );
+                EXIT_OK
+            }
+            Err(e) => {
+                let _ = writeln!(err, "seams new-generator: {e}");
+                EXIT_FAILURE
+            }
+        },
+        Command::TestGenerator { dir, project } => {
+            let Some(report) = in_project("test-generator", &project, err, |project, runtime| {
+                Ok(crate::golden::test_generator(&dir, project, runtime)?)
+            }) else {
+                return EXIT_FAILURE;
+            };
+            let _ = out.write_all(report.to_text().as_bytes());
+            if report.passed() {
+                EXIT_OK
+            } else {
+                EXIT_FAILURE
+            }
+        }
         Command::Inspect { file } => {
             let result = Runtime::new(cache_dir())
                 .map_err(anyhow::Error::from)

@@ -5,8 +5,12 @@
 //! - `  [graph: IRI, IRI]`: the line must be traced to these model elements
 //!   (full IRIs, or prefixed names with the model's prefixes).
 
+mod suite;
+
 use crate::model::Model;
 use crate::trace::TraceLine;
+
+pub use suite::{SuiteError, SuiteReport, TESTS, TestOutcome, build, test_generator};
 
 /// What a golden line says about its output line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,10 +71,17 @@ impl Golden {
             } else if let Some(at) = line.rfind("  [graph:") {
                 let body = line[at + "  [graph:".len()..]
                     .strip_suffix(']')
-                    .ok_or_else(|| error("a [graph: ...] marker must end the line with ']'".into()))?;
+                    .ok_or_else(|| {
+                        error("a [graph: ...] marker must end the line with ']'".into())
+                    })?;
                 let terms: Vec<String> = body
                     .split(',')
-                    .map(|t| t.trim().trim_start_matches('<').trim_end_matches('>').to_owned())
+                    .map(|t| {
+                        t.trim()
+                            .trim_start_matches('<')
+                            .trim_end_matches('>')
+                            .to_owned()
+                    })
                     .filter(|t| !t.is_empty())
                     .collect();
                 if terms.is_empty() {
@@ -79,7 +90,8 @@ impl Golden {
                 (&line[..at], Marker::Graph(terms))
             } else {
                 return Err(error(
-                    "the line has no marker; end it with \"  [fixed]\" or \"  [graph: IRI, ...]\"".into(),
+                    "the line has no marker; end it with \"  [fixed]\" or \"  [graph: IRI, ...]\""
+                        .into(),
                 ));
             };
             out.push_str(content);
@@ -109,10 +121,19 @@ impl Golden {
 /// every `[fixed]` line must have a template origin.
 ///
 /// Returns one message per failure, each naming the golden file and line.
-pub fn compare(file: &str, golden: &Golden, output: &str, trace: Option<&[TraceLine]>, model: &Model) -> Vec<String> {
+pub fn compare(
+    file: &str,
+    golden: &Golden,
+    output: &str,
+    trace: Option<&[TraceLine]>,
+    model: &Model,
+) -> Vec<String> {
     let mut failures = Vec::new();
     if golden.text != output {
-        failures.push(format!("{file}: the output differs from the golden (markers removed):\n{}", diff(&golden.text, output)));
+        failures.push(format!(
+            "{file}: the output differs from the golden (markers removed):\n{}",
+            diff(&golden.text, output)
+        ));
         return failures;
     }
     let traced = |n: usize| trace.and_then(|t| t.iter().find(|l| l.line == n));
@@ -120,17 +141,25 @@ pub fn compare(file: &str, golden: &Golden, output: &str, trace: Option<&[TraceL
         match marker {
             Marker::Fixed => {
                 if traced(*line).is_none_or(|l| l.templates.is_empty()) {
-                    failures.push(format!("{file}:{line}: [fixed] but the line has no template origin in the trace"));
+                    failures.push(format!(
+                        "{file}:{line}: [fixed] but the line has no template origin in the trace"
+                    ));
                 }
             }
             Marker::Graph(terms) => {
-                let have = traced(*line).map(|l| l.terms.as_slice()).unwrap_or_default();
+                let have = traced(*line)
+                    .map(|l| l.terms.as_slice())
+                    .unwrap_or_default();
                 for term in terms {
                     let iri = model.expand(term);
                     if !have.contains(&iri) {
                         failures.push(format!(
                             "{file}:{line}: [graph: {term}] but the line is traced to {}",
-                            if have.is_empty() { "no model element".to_owned() } else { have.join(", ") }
+                            if have.is_empty() {
+                                "no model element".to_owned()
+                            } else {
+                                have.join(", ")
+                            }
                         ));
                     }
                 }
@@ -144,8 +173,16 @@ pub fn compare(file: &str, golden: &Golden, output: &str, trace: Option<&[TraceL
 pub fn diff(expected: &str, actual: &str) -> String {
     let e: Vec<&str> = expected.split('\n').collect();
     let a: Vec<&str> = actual.split('\n').collect();
-    let at = e.iter().zip(&a).position(|(x, y)| x != y).unwrap_or(e.len().min(a.len()));
-    let show = |lines: &[&str], i: usize| lines.get(i).map_or("(end of file)".to_owned(), |l| format!("{l:?}"));
+    let at = e
+        .iter()
+        .zip(&a)
+        .position(|(x, y)| x != y)
+        .unwrap_or(e.len().min(a.len()));
+    let show = |lines: &[&str], i: usize| {
+        lines
+            .get(i)
+            .map_or("(end of file)".to_owned(), |l| format!("{l:?}"))
+    };
     format!(
         "  line {}:\n  - expected {}\n  + actual   {}",
         at + 1,
@@ -172,14 +209,18 @@ mod tests {
 
     #[test]
     fn markers_are_stripped_and_checked_against_the_trace() {
-        let golden = Golden::parse("g", "<h1>x</h1>  [graph: ex:a]\n\n<p>fixed</p>  [fixed]\n").unwrap();
+        let golden =
+            Golden::parse("g", "<h1>x</h1>  [graph: ex:a]\n\n<p>fixed</p>  [fixed]\n").unwrap();
         assert_eq!(golden.text, "<h1>x</h1>\n\n<p>fixed</p>\n");
         let output = "<h1>x</h1>\n\n<p>fixed</p>\n";
         let good = [line(1, &["urn:ex:a"]), line(3, &[])];
         assert!(compare("g", &golden, output, Some(&good), &model()).is_empty());
         let wrong_term = [line(1, &["urn:ex:b"]), line(3, &[])];
         let failures = compare("g", &golden, output, Some(&wrong_term), &model());
-        assert_eq!(failures, ["g:1: [graph: ex:a] but the line is traced to urn:ex:b"]);
+        assert_eq!(
+            failures,
+            ["g:1: [graph: ex:a] but the line is traced to urn:ex:b"]
+        );
         let untraced = compare("g", &golden, output, None, &model());
         assert_eq!(untraced.len(), 2, "{untraced:?}");
         let differs = compare("g", &golden, "<h1>y</h1>\n", Some(&good), &model());

@@ -55,7 +55,10 @@ pub use generate::{
     files_of, generate, lock_for, read_inputs, read_lock, run_generators, run_with_inputs,
     source_label,
 };
-pub use golden::{Golden, GoldenError, Marker, compare as compare_golden, diff};
+pub use golden::{
+    Golden, GoldenError, Marker, SuiteError, SuiteReport, TESTS, TestOutcome,
+    build as build_package, compare as compare_golden, diff, test_generator,
+};
 pub use inspect::{InspectError, Inspection, inspect, view};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use model::{Model, ModelError, QueryError};
@@ -66,7 +69,10 @@ pub use runtime::{
     GeneratorError, GeneratorErrorKind, GeneratorRun, Limits, LoadedGenerator, Meta, Output,
     PROTOCOL_VERSION, Runtime, RuntimeError,
 };
-pub use scaffold::{Package, Reference, ScaffoldError, check_name, new_generator, read_reference, scaffold, write_package};
+pub use scaffold::{
+    Package, Reference, ScaffoldError, check_name, new_generator, read_reference, scaffold,
+    write_package,
+};
 pub use templates::{Rendered, Syntax, TemplateError, TemplateService};
 pub use trace::{
     LineView, OriginView, SIDECAR_SUFFIX, TRACE_VERSION, TermView, Trace, TraceLine, TraceView,

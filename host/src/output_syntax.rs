@@ -69,7 +69,9 @@ pub fn check(path: &str, text: &str) -> Result<(), SyntaxProblem> {
     parser
         .set_language(&grammar(language))
         .expect("bundled grammars match the tree-sitter version");
-    let tree = parser.parse(text, None).expect("no cancellation or timeout is set");
+    let tree = parser
+        .parse(text, None)
+        .expect("no cancellation or timeout is set");
     let root = tree.root_node();
     if !root.has_error() {
         return Ok(());
@@ -96,11 +98,14 @@ fn first_error(node: Node<'_>) -> Option<Node<'_>> {
         return Some(node);
     }
     let mut cursor = node.walk();
-    let found = node
-        .children(&mut cursor)
-        .filter(|c| c.has_error() || c.is_missing())
-        .find_map(first_error);
-    found
+    for child in node.children(&mut cursor) {
+        if (child.has_error() || child.is_missing())
+            && let Some(found) = first_error(child)
+        {
+            return Some(found);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -110,11 +115,19 @@ mod tests {
     #[test]
     fn each_known_type_accepts_good_text_and_names_where_bad_text_breaks() {
         let cases = [
-            ("a.html", "<!DOCTYPE html>\n<html><body><p>hi</p></body></html>\n", "<html>\n<body>\n<p class=\"x>hi</p>\n"),
+            (
+                "a.html",
+                "<!DOCTYPE html>\n<html><body><p>hi</p></body></html>\n",
+                "<html>\n<body>\n<p class=\"x>hi</p>\n",
+            ),
             ("a.json", "{\"a\": [1, 2]}\n", "{\"a\": [1, 2}\n"),
             ("a.yaml", "a:\n  - 1\n  - 2\n", "a: [1, 2\nb: }\n"),
             ("a.toml", "[a]\nb = 1\n", "[a]\nb = = 1\n"),
-            ("a.py", "def f(x):\n    return x\n", "def f(x:\n    return x\n"),
+            (
+                "a.py",
+                "def f(x):\n    return x\n",
+                "def f(x:\n    return x\n",
+            ),
             ("a.rs", "fn main() {}\n", "fn main() {\n"),
             ("a.js", "const a = () => 1;\n", "const a = () => {;\n"),
             ("a.css", "a { color: red; }\n", "a { color: red;\n"),
@@ -123,7 +136,10 @@ mod tests {
             assert_eq!(check(path, good), Ok(()), "{path}");
             let problem = check(path, bad).unwrap_err();
             assert!(problem.line >= 1, "{path}: {problem}");
-            assert!(problem.to_string().starts_with(&format!("{path}:")), "{problem}");
+            assert!(
+                problem.to_string().starts_with(&format!("{path}:")),
+                "{problem}"
+            );
         }
         assert_eq!(check("notes.txt", "anything {"), Ok(()));
         assert_eq!(language_of("x/Y.JSON"), Some("JSON"));

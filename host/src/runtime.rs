@@ -232,6 +232,8 @@ pub struct Output {
     /// Model IRIs the file was made from, sorted: the union of its trace's
     /// terms, or what the `sources` export says for untraced files.
     pub sources: Vec<String>,
+    /// Whether a trace or the `sources` export names the file.
+    pub named: bool,
 }
 
 /// Everything one generator run produced.
@@ -582,6 +584,7 @@ fn run_steps(
             path: file.path,
             sources: Vec::new(),
             trace: None,
+            named: false,
             text,
             rendered,
         });
@@ -598,6 +601,7 @@ fn run_steps(
                 .map_err(GeneratorErrorKind::Template)?;
             output.sources = sources_of(&lines);
             output.trace = Some(lines);
+            output.named = true;
         }
         if Instant::now() >= store.data().deadline() {
             return Err(GeneratorErrorKind::Timeout {
@@ -652,6 +656,7 @@ fn run_steps(
             })?;
             output.sources = sources_of(&lines);
             output.trace = Some(lines);
+            output.named = true;
         }
     }
 
@@ -668,6 +673,7 @@ fn run_steps(
                 ))
                 .into());
             };
+            output.named = true;
             if output.trace.is_some() {
                 continue;
             }

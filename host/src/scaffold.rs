@@ -16,12 +16,30 @@ use crate::output_syntax::{SUFFIXES, language_of};
 /// anywhere, with no path to this machine.
 const SDK_FILES: &[(&str, &str)] = &[
     ("seams-sdk/src/lib.rs", include_str!("../../sdk/src/lib.rs")),
-    ("seams-sdk/src/error.rs", include_str!("../../sdk/src/error.rs")),
-    ("seams-sdk/src/files.rs", include_str!("../../sdk/src/files.rs")),
-    ("seams-sdk/src/meta.rs", include_str!("../../sdk/src/meta.rs")),
-    ("seams-sdk/src/model.rs", include_str!("../../sdk/src/model.rs")),
-    ("seams-sdk/src/view.rs", include_str!("../../sdk/src/view.rs")),
-    ("seams-sdk/wit/since_v0.1.0/generator.wit", include_str!("../../wit/since_v0.1.0/generator.wit")),
+    (
+        "seams-sdk/src/error.rs",
+        include_str!("../../sdk/src/error.rs"),
+    ),
+    (
+        "seams-sdk/src/files.rs",
+        include_str!("../../sdk/src/files.rs"),
+    ),
+    (
+        "seams-sdk/src/meta.rs",
+        include_str!("../../sdk/src/meta.rs"),
+    ),
+    (
+        "seams-sdk/src/model.rs",
+        include_str!("../../sdk/src/model.rs"),
+    ),
+    (
+        "seams-sdk/src/view.rs",
+        include_str!("../../sdk/src/view.rs"),
+    ),
+    (
+        "seams-sdk/wit/since_v0.1.0/generator.wit",
+        include_str!("../../wit/since_v0.1.0/generator.wit"),
+    ),
 ];
 
 const SDK_MANIFEST: &str = r#"[package]
@@ -49,7 +67,9 @@ const README_TEMPLATE: &str = include_str!("scaffold/README.md.tmpl");
 #[derive(Debug, thiserror::Error)]
 pub enum ScaffoldError {
     /// The name breaks the rule.
-    #[error("generator name {0:?} is invalid: use a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters")]
+    #[error(
+        "generator name {0:?} is invalid: use a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters"
+    )]
     BadName(String),
     /// The reference cannot become a passing test.
     #[error("reference {}: {why}", path.display())]
@@ -83,8 +103,14 @@ pub enum ScaffoldError {
 pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
     let ok = (1..=40).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if ok { Ok(()) } else { Err(ScaffoldError::BadName(name.to_owned())) }
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ScaffoldError::BadName(name.to_owned()))
+    }
 }
 
 /// A reference output, read and checked.
@@ -125,9 +151,16 @@ pub fn read_reference(path: &Path) -> Result<Reference, ScaffoldError> {
         path: path.to_owned(),
         source,
     })?;
-    let text = String::from_utf8(bytes).map_err(|e| refuse(format!("is not UTF-8 (byte {})", e.utf8_error().valid_up_to())))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        refuse(format!(
+            "is not UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
     if text.trim().is_empty() {
-        return Err(refuse("is empty or blank; there is nothing to generate".into()));
+        return Err(refuse(
+            "is empty or blank; there is nothing to generate".into(),
+        ));
     }
     for (number, line) in text.split('\n').enumerate() {
         for delimiter in ["[[", "[%", "[#", "\u{F8F0}", "\u{F8F1}"] {
@@ -166,9 +199,18 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Pac
         ("Cargo.toml".to_owned(), fill(MANIFEST_TEMPLATE)),
         ("README.md".to_owned(), fill(README_TEMPLATE)),
         ("src/lib.rs".to_owned(), fill(LIB_TEMPLATE)),
-        ("src/extract.rs".to_owned(), extract.map_or_else(|| EXTRACT_TEMPLATE.to_owned(), str::to_owned)),
-        (format!("templates/{}", reference.name), reference.text.clone()),
-        (format!("tests/golden/{}", reference.name), Golden::all_fixed(&reference.text)),
+        (
+            "src/extract.rs".to_owned(),
+            extract.map_or_else(|| EXTRACT_TEMPLATE.to_owned(), str::to_owned),
+        ),
+        (
+            format!("templates/{}", reference.name),
+            reference.text.clone(),
+        ),
+        (
+            format!("tests/golden/{}", reference.name),
+            Golden::all_fixed(&reference.text),
+        ),
         ("Cargo.lock".to_owned(), LOCKFILE.to_owned()),
         ("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()),
     ];
@@ -187,7 +229,11 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Pac
 /// # Errors
 ///
 /// A non-empty `dir` without `force`, or an I/O error.
-pub fn write_package(package: &Package, dir: &Path, force: bool) -> Result<Vec<PathBuf>, ScaffoldError> {
+pub fn write_package(
+    package: &Package,
+    dir: &Path,
+    force: bool,
+) -> Result<Vec<PathBuf>, ScaffoldError> {
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| ScaffoldError::Io { path, source }
@@ -195,7 +241,9 @@ pub fn write_package(package: &Package, dir: &Path, force: bool) -> Result<Vec<P
     if dir.exists() && !force {
         let mut entries = std::fs::read_dir(dir).map_err(io(dir))?;
         if entries.next().is_some() {
-            return Err(ScaffoldError::NotEmpty { dir: dir.to_owned() });
+            return Err(ScaffoldError::NotEmpty {
+                dir: dir.to_owned(),
+            });
         }
     }
     let mut written = Vec::new();
@@ -204,7 +252,8 @@ pub fn write_package(package: &Package, dir: &Path, force: bool) -> Result<Vec<P
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
-        let mut tmp = tempfile::NamedTempFile::new_in(path.parent().unwrap_or(dir)).map_err(io(&path))?;
+        let mut tmp =
+            tempfile::NamedTempFile::new_in(path.parent().unwrap_or(dir)).map_err(io(&path))?;
         std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(io(&path))?;
         tmp.persist(&path).map_err(|e| ScaffoldError::Io {
             path: path.clone(),
@@ -261,21 +310,36 @@ mod tests {
         assert!(why(reference("a.html", b"\xff\xfe")).contains("not UTF-8"));
         assert!(why(reference("a.html", b"  \n\n")).contains("empty or blank"));
         assert!(why(reference("a.docx", b"text")).contains(".html, .htm, .json"));
-        assert!(why(reference("a.py", b"x = 1\ny = a[[0]]\n")).contains("line 2, column 6: holds \"[[\""));
+        assert!(
+            why(reference("a.py", b"x = 1\ny = a[[0]]\n"))
+                .contains("line 2, column 6: holds \"[[\"")
+        );
         assert!(why(reference("a.json", b"{\"a\": [1,}\n")).contains("does not parse itself"));
-        assert!(reference("a.html", b"<p>{{ vue }}</p>\n").is_ok(), "Jinja braces are fine");
+        assert!(
+            reference("a.html", b"<p>{{ vue }}</p>\n").is_ok(),
+            "Jinja braces are fine"
+        );
     }
 
     #[test]
     fn a_package_is_written_only_into_an_empty_or_new_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let r = Reference { name: "a.json".into(), text: "{}\n".into() };
+        let r = Reference {
+            name: "a.json".into(),
+            text: "{}\n".into(),
+        };
         let package = scaffold("a", &r, None);
         std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
-        assert!(matches!(write_package(&package, dir.path(), false), Err(ScaffoldError::NotEmpty { .. })));
+        assert!(matches!(
+            write_package(&package, dir.path(), false),
+            Err(ScaffoldError::NotEmpty { .. })
+        ));
         assert!(!dir.path().join("Cargo.toml").exists());
         write_package(&package, dir.path(), true).unwrap();
         assert!(dir.path().join("Cargo.toml").exists());
-        assert_eq!(std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(), "mine");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+            "mine"
+        );
     }
 }

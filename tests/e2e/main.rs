@@ -2,6 +2,7 @@
 //! against hostile components built from source in `tests/fixtures`.
 
 mod author;
+mod authoring;
 mod cache;
 mod example;
 mod inspect;

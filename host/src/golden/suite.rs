@@ -1,0 +1,296 @@
+//! `seams test-generator DIR`: builds a generator package into a component
+//! and runs its four tests on the project's model: golden match,
+//! determinism, output parses, and sources name the files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use super::{Golden, compare};
+use crate::model::Model;
+use crate::project::Project;
+use crate::runtime::{GeneratorRun, Runtime};
+
+/// Why the tests could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// The package has no readable `Cargo.toml` with a package name.
+    #[error("{}: {message}", path.display())]
+    Package {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// cargo failed to build the component.
+    #[error("building {} failed:\n{output}", dir.display())]
+    Build {
+        /// The package.
+        dir: PathBuf,
+        /// What cargo printed, with the package's paths.
+        output: String,
+    },
+    /// The model could not be loaded.
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
+    /// The component is not a working generator.
+    #[error(transparent)]
+    Generator(#[from] crate::runtime::GeneratorError),
+}
+
+/// The names of the four tests, in the order they are reported.
+pub const TESTS: [&str; 4] = [
+    "golden match",
+    "determinism",
+    "output parses",
+    "sources name the files",
+];
+
+/// One test's outcome: its failures, each naming a file and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestOutcome {
+    /// One of [`TESTS`].
+    pub name: &'static str,
+    /// Empty when it passed.
+    pub failures: Vec<String>,
+}
+
+/// All four outcomes, and the component that was tested.
+#[derive(Debug, Clone)]
+pub struct SuiteReport {
+    /// The four outcomes.
+    pub outcomes: Vec<TestOutcome>,
+    /// The built component.
+    pub component: PathBuf,
+}
+
+impl SuiteReport {
+    /// Whether every test passed.
+    pub fn passed(&self) -> bool {
+        self.outcomes.iter().all(|o| o.failures.is_empty())
+    }
+
+    /// One line per test, then its failures indented.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for o in &self.outcomes {
+            if o.failures.is_empty() {
+                out.push_str(&format!("{}: ok\n", o.name));
+            } else {
+                out.push_str(&format!("{}: FAILED\n", o.name));
+                for f in &o.failures {
+                    for line in f.lines() {
+                        out.push_str(&format!("  {line}\n"));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Builds the package in `dir` for wasm32-wasip2 (target directory
+/// `<project>/.seams/target`, shared by every package of the project) and
+/// returns the component's path.
+///
+/// # Errors
+///
+/// A manifest without a package name, or a failed build (with cargo's
+/// output, whose paths are the package's).
+pub fn build(dir: &Path, project: &Project) -> Result<PathBuf, SuiteError> {
+    let manifest = dir.join("Cargo.toml");
+    let package_error = |message: String| SuiteError::Package {
+        path: manifest.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&manifest).map_err(|e| package_error(e.to_string()))?;
+    let value: toml::Table =
+        toml::from_str(&text).map_err(|e| package_error(e.message().to_owned()))?;
+    let name = value
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .ok_or_else(|| package_error("has no [package] name".into()))?;
+    let target = project.root.join(".seams").join("target");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
+        .arg(&target)
+        .current_dir(dir);
+    // A surrounding cargo's settings must not leak into the package's build.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if (key.starts_with("CARGO_") && key != "CARGO_HOME")
+            || key.starts_with("RUSTC")
+            || key == "RUSTFLAGS"
+        {
+            command.env_remove(&key);
+        }
+    }
+    let output = command.output().map_err(|e| SuiteError::Build {
+        dir: dir.to_owned(),
+        output: format!("cannot run cargo: {e}"),
+    })?;
+    if !output.status.success() {
+        return Err(SuiteError::Build {
+            dir: dir.to_owned(),
+            output: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
+    }
+    Ok(target
+        .join("wasm32-wasip2")
+        .join("release")
+        .join(format!("{}.wasm", name.replace('-', "_"))))
+}
+
+/// Builds the package in `dir` and runs the four tests on `project`'s model.
+///
+/// # Errors
+///
+/// The package cannot be built or loaded, or the model cannot be read. A
+/// generator that fails while running fails the tests instead.
+pub fn test_generator(
+    dir: &Path,
+    project: &Project,
+    runtime: &Runtime,
+) -> Result<SuiteReport, SuiteError> {
+    let component = build(dir, project)?;
+    let bytes = std::fs::read(&component).map_err(|e| SuiteError::Build {
+        dir: dir.to_owned(),
+        output: format!(
+            "the build gave no component at {}: {e}",
+            component.display()
+        ),
+    })?;
+    let loaded = runtime.load(&dir.display().to_string(), &bytes)?;
+    let model = Arc::new(Model::load(&project.model_files)?);
+    let first = runtime.run(&loaded, &model, &project.limits)?;
+    let second = runtime.run(&loaded, &model, &project.limits)?;
+    Ok(SuiteReport {
+        outcomes: vec![
+            TestOutcome {
+                name: TESTS[0],
+                failures: golden_match(dir, &first, &model),
+            },
+            TestOutcome {
+                name: TESTS[1],
+                failures: determinism(&first, &second),
+            },
+            TestOutcome {
+                name: TESTS[2],
+                failures: output_parses(&first),
+            },
+            TestOutcome {
+                name: TESTS[3],
+                failures: sources_name_files(&first),
+            },
+        ],
+        component,
+    })
+}
+
+fn golden_match(dir: &Path, run: &GeneratorRun, model: &Model) -> Vec<String> {
+    let golden_dir = dir.join("tests").join("golden");
+    let mut failures = Vec::new();
+    for output in &run.outputs {
+        let file = format!("tests/golden/{}", output.path);
+        let text = match std::fs::read_to_string(golden_dir.join(&output.path)) {
+            Ok(text) => text,
+            Err(_) => {
+                failures.push(format!(
+                    "{file}: missing; the generator writes {}, so write its golden",
+                    output.path
+                ));
+                continue;
+            }
+        };
+        match Golden::parse(&file, &text) {
+            Ok(golden) => failures.extend(compare(
+                &file,
+                &golden,
+                &output.text,
+                output.trace.as_deref(),
+                model,
+            )),
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    let mut goldens = Vec::new();
+    collect_files(&golden_dir, &golden_dir, &mut goldens);
+    for golden in goldens {
+        if !run.outputs.iter().any(|o| o.path == golden) {
+            failures.push(format!(
+                "tests/golden/{golden}: the generator does not write {golden}"
+            ));
+        }
+    }
+    failures
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            collect_files(root, &path, out);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+fn determinism(first: &GeneratorRun, second: &GeneratorRun) -> Vec<String> {
+    let mut failures = Vec::new();
+    let paths = |r: &GeneratorRun| r.outputs.iter().map(|o| o.path.clone()).collect::<Vec<_>>();
+    if paths(first) != paths(second) {
+        failures.push(format!(
+            "the two runs wrote different files: {:?}, then {:?}",
+            paths(first),
+            paths(second)
+        ));
+        return failures;
+    }
+    for (a, b) in first.outputs.iter().zip(&second.outputs) {
+        if a.text != b.text {
+            failures.push(format!(
+                "{}: the two runs differ\n{}",
+                a.path,
+                super::diff(&a.text, &b.text)
+            ));
+        } else if a.trace != b.trace {
+            failures.push(format!("{}: the two runs' traces differ", a.path));
+        }
+    }
+    failures
+}
+
+fn output_parses(run: &GeneratorRun) -> Vec<String> {
+    run.outputs
+        .iter()
+        .filter_map(|o| crate::output_syntax::check(&o.path, &o.text).err())
+        .map(|p| p.to_string())
+        .collect()
+}
+
+fn sources_name_files(run: &GeneratorRun) -> Vec<String> {
+    run.outputs
+        .iter()
+        .filter(|o| !o.named)
+        .map(|o| {
+            format!(
+                "{}: neither a trace nor the sources export names this file",
+                o.path
+            )
+        })
+        .collect()
+}
