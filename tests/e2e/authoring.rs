@@ -225,3 +225,69 @@ fn a_broken_package_fails_exactly_the_test_it_breaks() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("src/extract.rs"), "{}", run.stderr);
 }
+
+/// The guide's worked example ("Write your own generator" in the README):
+/// one turn of the author's loop on a scaffold.
+#[test]
+fn the_guides_worked_example_passes() {
+    let p = project();
+    // 1. Scaffold from a hand-written reference.
+    let dir = new_generator(
+        &p,
+        "chat-title",
+        "title.html",
+        "<header>\n  <h1>Chat</h1>\n</header>\n",
+    );
+    assert_eq!(test_generator(&p, &dir).stdout, ALL_OK);
+
+    // 2. Pick a literal the model holds ("Chat", the application's label)
+    //    and read it in the extract step, as a view object.
+    std::fs::write(
+        dir.join("src/extract.rs"),
+        r#"//! The extract step: reads the model into the view model the template
+//! prints.
+
+use seams_sdk::{Error, Model, Result, ViewObject};
+use serde_json::{Value, json};
+
+/// The application, with its title.
+pub fn extract(model: &Model) -> Result<Value> {
+    let rows = model.select(
+        "PREFIX ui: <https://w3id.org/seams/ui#>
+         SELECT ?app ?title WHERE { ?app a ui:Application ; rdfs:label ?title }",
+    )?;
+    let row = rows.first().ok_or_else(|| Error::msg("no ui:Application"))?;
+    let app = ViewObject::new(row.require("app")?).field("title", row.require("title")?);
+    Ok(json!({ "app": Value::from(app) }))
+}
+"#,
+    )
+    .unwrap();
+    // 3. Replace the literal in the template with the view model's field.
+    std::fs::write(
+        dir.join("templates/title.html"),
+        "<header>\n  <h1>[[ app.title ]]</h1>\n</header>\n",
+    )
+    .unwrap();
+    // 4. Mark the golden line with the model element it now comes from.
+    std::fs::write(
+        dir.join("tests/golden/title.html"),
+        "<header>  [fixed]\n  <h1>Chat</h1>  [graph: chat:app]\n</header>  [fixed]\n",
+    )
+    .unwrap();
+    let run = test_generator(&p, &dir);
+    assert_eq!(run.stdout, ALL_OK, "{run:?}");
+
+    // A graph marker the trace does not bear out fails the golden match.
+    std::fs::write(
+        dir.join("tests/golden/title.html"),
+        "<header>  [fixed]\n  <h1>Chat</h1>  [graph: chat:thread_page]\n</header>  [fixed]\n",
+    )
+    .unwrap();
+    let run = test_generator(&p, &dir);
+    assert!(
+        run.stdout.contains("tests/golden/title.html:2: [graph: chat:thread_page] but the line is traced to https://example.org/chat#app"),
+        "{}",
+        run.stdout
+    );
+}
