@@ -247,6 +247,10 @@ pub struct GeneratorRun {
     pub outputs: Vec<Output>,
     /// What it logged (and printed), bounded.
     pub log: Vec<String>,
+    /// Files the `trace` or `sources` export named that `render` did not
+    /// return. [`Runtime::run`] refuses a run that has any;
+    /// [`Runtime::run_reporting`] returns them for `seams test-generator`.
+    pub naming: Vec<String>,
 }
 
 /// A compiled generator, ready to instantiate quickly.
@@ -399,8 +403,31 @@ impl Runtime {
         model: &Arc<Model>,
         limits: &Limits,
     ) -> Result<GeneratorRun, GeneratorError> {
+        let run = self.run_reporting(generator, model, limits)?;
+        if let Some(problem) = run.naming.first() {
+            return Err(GeneratorError {
+                generator: generator.label.clone(),
+                kind: GeneratorErrorKind::Protocol(problem.clone()),
+            });
+        }
+        Ok(run)
+    }
+
+    /// As [`Runtime::run`], but a `trace` or `sources` export that names
+    /// files `render` did not return is reported in
+    /// [`GeneratorRun::naming`] instead of failing the run.
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::run`], but for naming.
+    pub fn run_reporting(
+        &self,
+        generator: &LoadedGenerator,
+        model: &Arc<Model>,
+        limits: &Limits,
+    ) -> Result<GeneratorRun, GeneratorError> {
         let tracing = self.tracing;
-        let ((meta, outputs), log) = self.call(generator, model, limits, |store, g| {
+        let ((meta, outputs, naming), log) = self.call(generator, model, limits, |store, g| {
             run_steps(store, g, tracing)
         })?;
         Ok(GeneratorRun {
@@ -408,6 +435,7 @@ impl Runtime {
             component_sha256: generator.sha256.clone(),
             outputs,
             log,
+            naming,
         })
     }
 
@@ -521,7 +549,8 @@ fn run_steps(
     store: &mut Store<Sandbox>,
     generator: &LoadedGenerator,
     tracing: bool,
-) -> Result<(Meta, Vec<Output>), Failure> {
+) -> Result<(Meta, Vec<Output>, Vec<String>), Failure> {
+    let mut naming = Vec::new();
     let instance = generator.pre.instantiate(&mut *store)?;
     let api = instance.seams_generator_generator_api();
 
@@ -619,11 +648,11 @@ fn run_steps(
             .map_err(|e| reported("trace", e))?;
         for entry in traces {
             let Some(output) = outputs.iter_mut().find(|o| o.path == entry.path) else {
-                return Err(GeneratorErrorKind::Protocol(format!(
+                naming.push(format!(
                     "trace names {:?}, which render did not return",
                     entry.path
-                ))
-                .into());
+                ));
+                continue;
             };
             if output.rendered.is_some() {
                 return Err(GeneratorErrorKind::Protocol(format!(
@@ -660,18 +689,20 @@ fn run_steps(
         }
     }
 
-    // Files with no trace take their sources from the generator.
-    if outputs.iter().any(|o| o.trace.is_none()) {
+    // Files with no trace take their sources from the generator. It is
+    // asked even when every file is traced, so that what it names is
+    // checked too.
+    {
         let sources = api
             .call_sources(&mut *store, &view)?
             .map_err(|e| reported("sources", e))?;
         for entry in sources {
             let Some(output) = outputs.iter_mut().find(|o| o.path == entry.path) else {
-                return Err(GeneratorErrorKind::Protocol(format!(
+                naming.push(format!(
                     "sources names {:?}, which render did not return",
                     entry.path
-                ))
-                .into());
+                ));
+                continue;
             };
             output.named = true;
             if output.trace.is_some() {
@@ -683,7 +714,7 @@ fn run_steps(
             output.sources = iris;
         }
     }
-    Ok((meta, outputs))
+    Ok((meta, outputs, naming))
 }
 
 /// A traced file's lock sources: the sorted union of its lines' terms.

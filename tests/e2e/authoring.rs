@@ -291,3 +291,24 @@ pub fn extract(model: &Model) -> Result<Value> {
         run.stdout
     );
 }
+
+#[test]
+fn a_sources_mismatch_fails_exactly_its_test() {
+    let p = project();
+    // A sources export that names a file render did not return.
+    let dir = new_generator(&p, "ghost", "g.json", "{}\n");
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    let lib = lib
+        .replace("use seams_sdk::{File,", "use seams_sdk::{FileSources, File,")
+        .replace(
+            "    fn render(view: &Value)",
+            "    fn sources(_view: &Value) -> Result<Vec<FileSources>> {\n        Ok(vec![FileSources { path: \"ghost.txt\".into(), iris: vec![] }])\n    }\n\n    fn render(view: &Value)",
+        );
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let run = test_generator(&p, &dir);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stdout,
+        "golden match: ok\ndeterminism: ok\noutput parses: ok\nsources name the files: FAILED\n  sources names \"ghost.txt\", which render did not return\n"
+    );
+}

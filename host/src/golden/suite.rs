@@ -111,7 +111,9 @@ pub fn build(dir: &Path, project: &Project) -> Result<PathBuf, SuiteError> {
         .and_then(|p| p.get("name"))
         .and_then(|n| n.as_str())
         .ok_or_else(|| package_error("has no [package] name".into()))?;
-    let target = project.root.join(".seams").join("target");
+    // Absolute: cargo runs in the package directory.
+    let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
+    let target = root.join(".seams").join("target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
@@ -171,8 +173,8 @@ pub fn test_generator(
     })?;
     let loaded = runtime.load(&dir.display().to_string(), &bytes)?;
     let model = Arc::new(Model::load(&project.model_files)?);
-    let first = runtime.run(&loaded, &model, &project.limits)?;
-    let second = runtime.run(&loaded, &model, &project.limits)?;
+    let first = runtime.run_reporting(&loaded, &model, &project.limits)?;
+    let second = runtime.run_reporting(&loaded, &model, &project.limits)?;
     Ok(SuiteReport {
         outcomes: vec![
             TestOutcome {
@@ -283,14 +285,56 @@ fn output_parses(run: &GeneratorRun) -> Vec<String> {
 }
 
 fn sources_name_files(run: &GeneratorRun) -> Vec<String> {
-    run.outputs
-        .iter()
-        .filter(|o| !o.named)
-        .map(|o| {
-            format!(
-                "{}: neither a trace nor the sources export names this file",
-                o.path
-            )
-        })
-        .collect()
+    let unnamed = run.outputs.iter().filter(|o| !o.named).map(|o| {
+        format!(
+            "{}: neither a trace nor the sources export names this file",
+            o.path
+        )
+    });
+    run.naming.iter().cloned().chain(unnamed).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{Meta, Output};
+    use crate::templates::Syntax;
+
+    fn run(text: &str) -> GeneratorRun {
+        GeneratorRun {
+            meta: Meta {
+                name: "g".into(),
+                version: "0.1.0".into(),
+                description: String::new(),
+                syntax: Syntax::Jinja,
+                templates: Vec::new(),
+            },
+            component_sha256: String::new(),
+            outputs: vec![Output {
+                path: "a.txt".into(),
+                text: text.into(),
+                rendered: None,
+                trace: None,
+                sources: Vec::new(),
+                named: true,
+            }],
+            log: Vec::new(),
+            naming: Vec::new(),
+        }
+    }
+
+    // The sandbox leaves a component no source of nondeterminism (fixed
+    // clocks, timers included; seeded randomness), so the determinism
+    // test is fed two differing runs directly.
+    #[test]
+    fn determinism_fails_on_runs_that_differ_and_names_the_file_and_line() {
+        assert!(determinism(&run("a\nb\n"), &run("a\nb\n")).is_empty());
+        let failures = determinism(&run("a\nb\n"), &run("a\nc\n"));
+        assert_eq!(failures.len(), 1);
+        assert!(
+            failures[0].starts_with("a.txt: the two runs differ"),
+            "{failures:?}"
+        );
+        assert!(failures[0].contains("line 2:"), "{failures:?}");
+    }
 }
