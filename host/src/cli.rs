@@ -62,6 +62,35 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Ask an LLM provider to draft a generator from a reference output; keep it only if its tests pass.
+    DraftGenerator {
+        /// The generator's name: a lowercase letter, then lowercase letters, digits and hyphens.
+        name: String,
+        /// The reference output (its suffix says its type).
+        #[arg(long, value_name = "FILE")]
+        reference: PathBuf,
+        /// The provider command (else [propose] provider); gets the prompt on stdin.
+        #[arg(long, value_name = "CMD")]
+        provider: Option<String>,
+        /// The LLM model, passed to the provider as SEAMS_LLM_MODEL (else [propose] model).
+        #[arg(long = "llm-model", value_name = "M")]
+        llm_model: Option<String>,
+        /// The package directory (default: seams-NAME).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Write into a non-empty directory, replacing the package's files.
+        #[arg(long)]
+        force: bool,
+        /// Retries after a rejected draft (default 2).
+        #[arg(long, value_name = "N")]
+        retries: Option<u32>,
+        /// Seconds the provider may take (default 300).
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<u64>,
+        /// The project directory (holding seams.toml).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        project: PathBuf,
+    },
     /// Build a generator package and run its four tests on the project's model.
     TestGenerator {
         /// The package directory.
@@ -170,6 +199,51 @@ pub fn run(
                 EXIT_FAILURE
             }
         },
+        Command::DraftGenerator {
+            name,
+            reference,
+            provider,
+            llm_model,
+            out: dir,
+            force,
+            retries,
+            timeout,
+            project,
+        } => {
+            let request = crate::draft::DraftRequest {
+                name,
+                reference,
+                provider,
+                llm_model,
+                out: dir,
+                force,
+                retries,
+                timeout,
+            };
+            let result = Project::load(&project)
+                .map_err(|e| anyhow::Error::from(GenerateError::from(e)))
+                .and_then(|project| {
+                    let runtime = Runtime::new(cache_dir())?;
+                    Ok(crate::draft::draft_generator(
+                        &project, &runtime, &request, out, err,
+                    )?)
+                });
+            let result = result
+                .map_err(|e| {
+                    let _ = writeln!(err, "seams draft-generator: {e:#}");
+                })
+                .ok();
+            let Some(report) = result else {
+                return EXIT_FAILURE;
+            };
+            for test in &report.tests {
+                let _ = writeln!(out, "{test}: ok");
+            }
+            for path in &report.written {
+                let _ = writeln!(out, "wrote {}", path.display());
+            }
+            EXIT_OK
+        }
         Command::TestGenerator { dir, project } => {
             let Some(report) = in_project("test-generator", &project, err, |project, runtime| {
                 Ok(crate::golden::test_generator(&dir, project, runtime)?)

@@ -35,6 +35,7 @@ mod audit;
 pub mod builtin;
 mod check;
 pub mod cli;
+mod draft;
 mod generate;
 mod golden;
 mod inspect;
@@ -50,6 +51,11 @@ mod trace;
 
 pub use audit::{FileAudit, FileState, audit, locked_path};
 pub use check::{CHECK_VERSION, CheckReport, Problem, check};
+pub use draft::{
+    Answer, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, PROMPT,
+    REPAIR_PROMPT, build_prompt, check_no_logic, check_no_restated_labels, draft_generator,
+    parse_answer,
+};
 pub use generate::{
     ComponentBytes, GenerateError, GenerateOptions, GenerateReport, Generation, Inputs, SourcedRun,
     files_of, generate, lock_for, read_inputs, read_lock, run_generators, run_with_inputs,

@@ -4,6 +4,7 @@
 mod author;
 mod authoring;
 mod cache;
+mod draft;
 mod example;
 mod inspect;
 mod lifecycle;
