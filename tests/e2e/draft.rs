@@ -317,3 +317,70 @@ fn the_prompt_is_deterministic_and_keeps_data_fenced() {
     );
     insta::assert_snapshot!("draft_prompt", prompt);
 }
+
+#[test]
+fn propose_settings_are_used_and_flags_win() {
+    let p = project();
+    let manifest = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+    std::fs::write(
+        p.path().join("seams.toml"),
+        format!(
+            "{manifest}\n[propose]\nprovider = {:?}\nretries = 0\ntimeout = 30\n",
+            provider("not-json")
+        ),
+    )
+    .unwrap();
+    let reference = p.path().join("title.html");
+    let out = p.path().join("out");
+    let base = [
+        "draft-generator",
+        "chat-title",
+        "--reference",
+        reference.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--project",
+        p.path().to_str().unwrap(),
+    ];
+    let from_manifest = seams(&base);
+    assert_eq!(from_manifest.code, 1);
+    assert!(
+        from_manifest
+            .stderr
+            .contains("draft rejected after 1 attempt:\nthe answer is not JSON"),
+        "{}",
+        from_manifest.stderr
+    );
+    let flag = provider("exit-nonzero");
+    let mut args = base.to_vec();
+    args.extend(["--provider", &flag]);
+    let from_flag = seams(&args);
+    assert!(
+        from_flag.stderr.contains("the model is overloaded"),
+        "{}",
+        from_flag.stderr
+    );
+
+    let bare = TempProject::new(
+        "<urn:a> <urn:b> \"c\" .\n",
+        "[[generator]]\nbuiltin = \"htmx\"\n",
+    );
+    std::fs::write(bare.path().join("title.html"), REFERENCE).unwrap();
+    let none = seams(&[
+        "draft-generator",
+        "x",
+        "--reference",
+        bare.path().join("title.html").to_str().unwrap(),
+        "--out",
+        bare.path().join("pkg").to_str().unwrap(),
+        "--project",
+        bare.path().to_str().unwrap(),
+    ]);
+    assert_eq!(none.code, 1);
+    assert!(
+        none.stderr
+            .contains("no provider command: pass --provider CMD or set provider in [propose]"),
+        "{}",
+        none.stderr
+    );
+}
