@@ -1,7 +1,7 @@
 //! What tracing costs: `seams generate` with and without the tracing render
 //! on a UI model 100 times the chat example (200 pages, 300 components).
 //!
-//! Run with `cargo run --example trace_cost [-- COPIES [ROUNDS]]` (add
+//! Run with `cargo run -p seams --example trace_cost [-- COPIES [ROUNDS]]` (add
 //! `--config 'profile.dev.package.seams.opt-level=2'` to optimise the host
 //! crate as a release build would; its dependencies are optimised in every
 //! profile). It prints the median and fastest wall time of each, and their

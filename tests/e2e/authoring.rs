@@ -8,13 +8,7 @@ use seams_tests::{TempProject, repo_root, seams};
 
 /// One project for every package, so they share `.seams/target`.
 fn project() -> TempProject {
-    let root = repo_root().join("examples/chat");
-    let p = TempProject::new(
-        &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
-        "",
-    );
-    std::fs::copy(root.join("seams.toml"), p.path().join("seams.toml")).unwrap();
-    p
+    seams_tests::chat_project()
 }
 
 fn new_generator(p: &TempProject, name: &str, reference: &str, text: &str) -> std::path::PathBuf {

@@ -12,12 +12,7 @@ use seams_tests::{TempProject, repo_root, seams};
 const REFERENCE: &str = "<header>\n  <h1>Chat</h1>\n</header>\n";
 
 fn project() -> TempProject {
-    let root = repo_root().join("examples/chat");
-    let p = TempProject::new(
-        &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
-        "",
-    );
-    std::fs::copy(root.join("seams.toml"), p.path().join("seams.toml")).unwrap();
+    let p = seams_tests::chat_project();
     std::fs::write(p.path().join("title.html"), REFERENCE).unwrap();
     p
 }

@@ -29,10 +29,7 @@ fn committed() -> Vec<(String, Vec<u8>)> {
 
 /// A copy of the example with only its sources: no outputs, no lock.
 fn sources_only() -> TempProject {
-    let dir = repo_root().join("examples/chat");
-    let p = TempProject::new(&std::fs::read_to_string(dir.join("model.ttl")).unwrap(), "");
-    std::fs::copy(dir.join("seams.toml"), p.path().join("seams.toml")).unwrap();
-    p
+    seams_tests::chat_project()
 }
 
 fn assert_same(p: &TempProject, expected: &[(String, Vec<u8>)]) {

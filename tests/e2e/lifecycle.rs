@@ -7,16 +7,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use seams_tests::{HOSTILE_WASM, TempProject, repo_root, seams};
+use seams_tests::{HOSTILE_WASM, TempProject, seams};
 
 /// A generated copy of the chat example.
 fn chat() -> TempProject {
-    let root = repo_root().join("examples/chat");
-    let p = TempProject::new(
-        &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
-        "",
-    );
-    std::fs::copy(root.join("seams.toml"), p.path().join("seams.toml")).unwrap();
+    let p = seams_tests::chat_project();
     assert_eq!(run(&p, &["generate"]).code, 0);
     p
 }

@@ -227,12 +227,7 @@ fn a_strip_mismatch_names_the_template_and_line_and_writes_nothing() {
 
 /// A generated copy of the chat example.
 fn chat() -> TempProject {
-    let root = seams_tests::repo_root().join("examples/chat");
-    let p = TempProject::new(
-        &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
-        "",
-    );
-    std::fs::copy(root.join("seams.toml"), p.path().join("seams.toml")).unwrap();
+    let p = seams_tests::chat_project();
     assert_eq!(generate(&p).code, 0);
     p
 }

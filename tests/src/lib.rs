@@ -20,6 +20,18 @@ pub fn repo_root() -> PathBuf {
         .to_owned()
 }
 
+/// A copy of the chat example's sources (model and `seams.toml`, no
+/// outputs or lock) in a temporary directory.
+pub fn chat_project() -> TempProject {
+    let root = repo_root().join("examples/chat");
+    let p = TempProject::new(
+        &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
+        "",
+    );
+    std::fs::copy(root.join("seams.toml"), p.path().join("seams.toml")).unwrap();
+    p
+}
+
 /// A project in a temporary directory.
 pub struct TempProject {
     /// Keeps the directory alive.
