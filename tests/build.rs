@@ -5,7 +5,13 @@ include!("../host/build/guest.rs");
 fn main() {
     let tests = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = tests.parent().unwrap().to_owned();
-    for dir in ["tests/fixtures", "sdk/src", "wit", "Cargo.lock"] {
+    for dir in [
+        "tests/fixtures",
+        "host/build",
+        "sdk/src",
+        "wit",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
     let target_dir = guest_target_dir();

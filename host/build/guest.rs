@@ -1,6 +1,8 @@
 // Shared by the build scripts of `seams` and `seams-tests` (through
 // `include!`): builds guest crates into components.
 
+include!("cargo_env.rs");
+
 /// Builds a guest crate for wasm32-wasip2 with the `guest` profile and
 /// returns the component's path.
 fn build_guest(manifest: &std::path::Path, target_dir: &std::path::Path, krate: &str) -> std::path::PathBuf {
@@ -10,18 +12,7 @@ fn build_guest(manifest: &std::path::Path, target_dir: &std::path::Path, krate: 
         .arg(manifest)
         .arg("--target-dir")
         .arg(target_dir);
-    // The outer build's settings (clippy's wrapper, host rustflags, the
-    // outer profile) must not leak into the guest build.
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy().into_owned();
-        let inherited = (key.starts_with("CARGO_") && key != "CARGO_HOME")
-            || key.starts_with("RUSTC")
-            || key == "RUSTFLAGS"
-            || key == "RUSTDOCFLAGS";
-        if inherited {
-            cmd.env_remove(&key);
-        }
-    }
+    remove_outer_cargo_env(&mut cmd);
     let status = cmd.status().expect("cannot run cargo to build a guest component");
     if !status.success() {
         panic!("building the guest {} failed; run `cargo build --profile guest --target wasm32-wasip2 --manifest-path {}` to see why (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)", krate, manifest.display());

@@ -67,7 +67,8 @@ pub fn locked_path(project: &Project, lock_path: &str) -> Result<String, LockErr
     Ok(rel.to_owned())
 }
 
-/// Audits every file generation gives and every file the lock lists, except
+/// Audits every file generation gives and every file the lock lists (`out`
+/// is the output directory, `None` when it does not exist yet), except
 /// those of generators that failed (they are left as they are).
 ///
 /// # Errors
@@ -77,7 +78,7 @@ pub fn audit(
     project: &Project,
     generation: &Generation,
     lock: Option<&Lock>,
-    out: &OutputDir,
+    out: Option<&OutputDir>,
 ) -> Result<Vec<FileAudit>, GenerateError> {
     let mut generated: BTreeMap<String, String> = BTreeMap::new();
     for SourcedRun { run, .. } in &generation.runs {
@@ -109,10 +110,14 @@ pub fn audit(
     let paths: BTreeSet<&String> = generated.keys().chain(locked.keys()).collect();
     let mut audits = Vec::with_capacity(paths.len());
     for path in paths {
-        let disk = out.read(path).map_err(|source| GenerateError::Io {
-            path: project.output_path().join(path),
-            source,
-        })?;
+        // No output directory: nothing is on disk.
+        let disk = match out {
+            Some(out) => out.read(path).map_err(|source| GenerateError::Io {
+                path: project.output_path().join(path),
+                source,
+            })?,
+            None => None,
+        };
         let gen_bytes = generated.get(path);
         let lock_sha = locked.get(path);
         let disk_sha = disk.as_deref().map(sha256_hex);

@@ -143,21 +143,7 @@ pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, Genera
         None
     };
     let prefix = posix(&project.output_dir);
-    let audits = match &out {
-        Some(out) => audit(project, &generation, lock.as_ref(), out)?,
-        // No output directory: everything generated is missing.
-        None => {
-            let empty = tempfile::tempdir().map_err(|source| GenerateError::Io {
-                path: out_path.clone(),
-                source,
-            })?;
-            let out = OutputDir::open(empty.path()).map_err(|source| GenerateError::Io {
-                path: out_path.clone(),
-                source,
-            })?;
-            audit(project, &generation, lock.as_ref(), &out)?
-        }
-    };
+    let audits = audit(project, &generation, lock.as_ref(), out.as_ref())?;
     for a in audits {
         let (kind, message) = match a.state {
             FileState::Current => continue,

@@ -406,7 +406,7 @@ pub fn draft_generator(
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("seams-{}", request.name)));
-    ensure_usable(&dir, request.force)?;
+    crate::scaffold::check_dir(&dir, request.force)?;
     let command_line = request
         .provider
         .clone()
@@ -523,22 +523,6 @@ pub fn draft_generator(
     Err(DraftError::Rejected { attempts, reasons })
 }
 
-fn ensure_usable(dir: &Path, force: bool) -> Result<(), DraftError> {
-    if dir.exists() && !force {
-        let mut entries = std::fs::read_dir(dir).map_err(|source| DraftError::Io {
-            path: dir.to_owned(),
-            source,
-        })?;
-        if entries.next().is_some() {
-            return Err(ScaffoldError::NotEmpty {
-                dir: dir.to_owned(),
-            }
-            .into());
-        }
-    }
-    Ok(())
-}
-
 fn write_draft(
     package: &Package,
     component: &[u8],
@@ -547,32 +531,37 @@ fn write_draft(
     force: bool,
 ) -> Result<Vec<PathBuf>, DraftError> {
     let mut written = crate::scaffold::write_package(package, dir, force)?;
-    let wasm = dir.join(format!("{name}.wasm"));
-    std::fs::write(&wasm, component).map_err(|source| DraftError::Io {
-        path: wasm.clone(),
-        source,
-    })?;
-    written.push(wasm);
+    let file = format!("{name}.wasm");
+    write_atomically(dir, &file, component)?;
+    written.push(dir.join(file));
     Ok(written)
 }
 
 fn store_cache(file: &Path, answer: &Answer) -> Result<(), DraftError> {
-    let io = |source| DraftError::Io {
-        path: file.to_owned(),
-        source,
-    };
-    let dir = file.parent().expect("the cache file has a directory");
-    std::fs::create_dir_all(dir).map_err(io)?;
     let text = serde_json::to_string_pretty(&serde_json::json!({
         "extract": answer.extract,
         "golden": answer.golden,
         "template": answer.template,
     }))
     .expect("strings serialize");
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(text.as_bytes()).map_err(io)?;
-    tmp.persist(file).map_err(|e| io(e.error))?;
-    Ok(())
+    let dir = file.parent().expect("the cache file has a directory");
+    let name = file
+        .file_name()
+        .expect("the cache file has a name")
+        .to_string_lossy();
+    write_atomically(dir, &name, text.as_bytes())
+}
+
+/// Replaces `dir/name` atomically, creating `dir`.
+fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), DraftError> {
+    let io = |source| DraftError::Io {
+        path: dir.join(name),
+        source,
+    };
+    crate::output_dir::OutputDir::open(dir)
+        .map_err(io)?
+        .write(name, bytes)
+        .map_err(io)
 }
 
 #[cfg(test)]

@@ -441,7 +441,7 @@ pub fn generate(
     }
 
     let generation = run_with_inputs(project, runtime, &inputs);
-    let audits = crate::audit::audit(project, &generation, previous.as_ref(), &out)?;
+    let audits = crate::audit::audit(project, &generation, previous.as_ref(), Some(&out))?;
     let out_prefix = posix(&project.output_dir);
     let shown = |path: &str| format!("{out_prefix}/{path}");
     if !options.force {

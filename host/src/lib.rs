@@ -76,8 +76,8 @@ pub use runtime::{
     PROTOCOL_VERSION, Runtime, RuntimeError,
 };
 pub use scaffold::{
-    Package, Reference, ScaffoldError, check_name, new_generator, read_reference, scaffold,
-    write_package,
+    Package, Reference, ScaffoldError, check_dir, check_name, new_generator, read_reference,
+    scaffold, write_package,
 };
 pub use templates::{Rendered, Syntax, TemplateError, TemplateService};
 pub use trace::{

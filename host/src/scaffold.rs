@@ -234,34 +234,39 @@ pub fn write_package(
     dir: &Path,
     force: bool,
 ) -> Result<Vec<PathBuf>, ScaffoldError> {
+    check_dir(dir, force)?;
     let io = |path: &Path| {
         let path = path.to_owned();
         move |source| ScaffoldError::Io { path, source }
     };
+    let out = crate::output_dir::OutputDir::open(dir).map_err(io(dir))?;
+    let mut written = Vec::new();
+    for (rel, text) in &package.files {
+        let path = dir.join(rel);
+        out.write(rel, text.as_bytes()).map_err(io(&path))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// A package directory must not exist or be empty, unless `force`.
+///
+/// # Errors
+///
+/// [`ScaffoldError::NotEmpty`], or an I/O error reading it.
+pub fn check_dir(dir: &Path, force: bool) -> Result<(), ScaffoldError> {
     if dir.exists() && !force {
-        let mut entries = std::fs::read_dir(dir).map_err(io(dir))?;
+        let mut entries = std::fs::read_dir(dir).map_err(|source| ScaffoldError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
         if entries.next().is_some() {
             return Err(ScaffoldError::NotEmpty {
                 dir: dir.to_owned(),
             });
         }
     }
-    let mut written = Vec::new();
-    for (rel, text) in &package.files {
-        let path = dir.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io(parent))?;
-        }
-        let mut tmp =
-            tempfile::NamedTempFile::new_in(path.parent().unwrap_or(dir)).map_err(io(&path))?;
-        std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(io(&path))?;
-        tmp.persist(&path).map_err(|e| ScaffoldError::Io {
-            path: path.clone(),
-            source: e.error,
-        })?;
-        written.push(path);
-    }
-    Ok(written)
+    Ok(())
 }
 
 /// `seams new-generator`: checks everything, then writes the package.

@@ -238,23 +238,7 @@ fn the_guides_worked_example_passes() {
     //    and read it in the extract step, as a view object.
     std::fs::write(
         dir.join("src/extract.rs"),
-        r#"//! The extract step: reads the model into the view model the template
-//! prints.
-
-use seams_sdk::{Error, Model, Result, ViewObject};
-use serde_json::{Value, json};
-
-/// The application, with its title.
-pub fn extract(model: &Model) -> Result<Value> {
-    let rows = model.select(
-        "PREFIX ui: <https://w3id.org/seams/ui#>
-         SELECT ?app ?title WHERE { ?app a ui:Application ; rdfs:label ?title }",
-    )?;
-    let row = rows.first().ok_or_else(|| Error::msg("no ui:Application"))?;
-    let app = ViewObject::new(row.require("app")?).field("title", row.require("title")?);
-    Ok(json!({ "app": Value::from(app) }))
-}
-"#,
+        include_str!("../fixtures/app_title/extract.rs"),
     )
     .unwrap();
     // 3. Replace the literal in the template with the view model's field.

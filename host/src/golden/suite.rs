@@ -38,6 +38,8 @@ pub enum SuiteError {
     Generator(#[from] crate::runtime::GeneratorError),
 }
 
+include!("../../build/cargo_env.rs");
+
 /// The names of the four tests, in the order they are reported.
 pub const TESTS: [&str; 4] = [
     "golden match",
@@ -126,16 +128,7 @@ pub fn build(dir: &Path, project: &Project) -> Result<PathBuf, SuiteError> {
         ])
         .arg(&target)
         .current_dir(dir);
-    // A surrounding cargo's settings must not leak into the package's build.
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy().into_owned();
-        if (key.starts_with("CARGO_") && key != "CARGO_HOME")
-            || key.starts_with("RUSTC")
-            || key == "RUSTFLAGS"
-        {
-            command.env_remove(&key);
-        }
-    }
+    remove_outer_cargo_env(&mut command);
     let output = command.output().map_err(|e| SuiteError::Build {
         dir: dir.to_owned(),
         output: format!("cannot run cargo: {e}"),

@@ -33,7 +33,8 @@ impl ComponentCache {
         sha256: &str,
         bytes: &[u8],
     ) -> Result<Component, String> {
-        let path = self.dir.join(format!("{sha256}-{}.cwasm", self.engine_key));
+        let name = format!("{sha256}-{}.cwasm", self.engine_key);
+        let path = self.dir.join(&name);
         if path.is_file() {
             // SAFETY: the file is in the host's own cache directory, named
             // by the component's hash and this engine's compatibility hash,
@@ -45,16 +46,9 @@ impl ComponentCache {
         let component = Component::new(engine, bytes).map_err(|e| format!("{e:#}"))?;
         // A cache that cannot be written only costs time on the next run.
         if let Ok(serialized) = component.serialize() {
-            let _ = self.store(&path, &serialized);
+            let _ = crate::output_dir::OutputDir::open(&self.dir)
+                .and_then(|dir| dir.write(&name, &serialized));
         }
         Ok(component)
-    }
-
-    fn store(&self, path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
-        std::io::Write::write_all(&mut tmp, data)?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
     }
 }
