@@ -6,7 +6,11 @@ use std::path::PathBuf;
 include!("build/guest.rs");
 
 /// (crate directory under generators/, crate name, env var for its path)
-const BUILTINS: &[(&str, &str, &str)] = &[("htmx", "seams_htmx", "SEAMS_BUILTIN_HTMX")];
+const BUILTINS: &[(&str, &str, &str)] = &[
+    ("htmx", "seams_htmx", "SEAMS_BUILTIN_HTMX"),
+    ("fastapi", "seams_fastapi", "SEAMS_BUILTIN_FASTAPI"),
+    ("compose", "seams_compose", "SEAMS_BUILTIN_COMPOSE"),
+];
 
 fn main() {
     let host = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -360,6 +360,16 @@ fn environment(syntax: Syntax) -> Environment<'static> {
     env.set_syntax(syntax_config(syntax));
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_fuel(Some(RENDER_FUEL));
+    // HTML-escape in HTML and XML templates only. minijinja would also
+    // JSON-quote every value in .json, .js and .yaml templates; generators
+    // print those with `|tojson` where they want a literal.
+    env.set_auto_escape_callback(|name| {
+        let name = name.trim_end_matches(".j2").trim_end_matches(".jinja");
+        match name.rsplit_once('.').map(|(_, suffix)| suffix) {
+            Some("html" | "htm" | "xml") => minijinja::AutoEscape::Html,
+            _ => minijinja::AutoEscape::None,
+        }
+    });
     env
 }
 

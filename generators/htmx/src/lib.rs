@@ -1,6 +1,8 @@
 //! The built-in htmx generator: one HTML page per `ui:Page` of a UI model,
-//! with its lists (loaded with `hx-get`), its forms (posted with `hx-post`)
-//! and its navigation flows as links. See `examples/vocabulary.ttl`.
+//! with its lists (loaded with `hx-get` and reloaded when their entity
+//! changes), its forms (posted with `hx-post`) and its navigation flows as
+//! links, every page in one shared layout. The routes are the ones the
+//! fastapi generator serves. See `examples/vocabulary.ttl`.
 
 mod extract;
 
@@ -16,6 +18,10 @@ impl Generator for Htmx {
             env!("CARGO_PKG_VERSION"),
             "One htmx page per page of a UI model",
         )
+        .template(Template::new(
+            "layout.html",
+            include_str!("../templates/layout.html"),
+        ))
         .template(Template::new(
             "page.html",
             include_str!("../templates/page.html"),
@@ -47,7 +53,7 @@ impl Generator for Htmx {
                 let path = page["file"].as_str().unwrap_or_default();
                 Ok(File::rendered(
                     path,
-                    seams_sdk::render("page.html", &context)?,
+                    seams_sdk::render("layout.html", &context)?,
                 ))
             })
             .collect()

@@ -236,7 +236,11 @@ fn emit_data(
             *run.line += 1;
         }
         let content_end = piece.trim_end().len();
-        out.push_str(&piece[..content_end]);
+        // A call after a trailing `{` would read as `{{{`: it goes before
+        // that run of the delimiter's first character instead.
+        let opener = d.var.0.chars().next().unwrap_or('{');
+        let at = piece[..content_end].trim_end_matches(opener).len();
+        out.push_str(&piece[..at]);
         let last = i + 1 == pieces;
         let covered = *run.marked == Some(*run.line) || (last && run.var_follows);
         if content_end > 0 && !covered {
@@ -249,7 +253,7 @@ fn emit_data(
                 d.var.1
             ));
         }
-        out.push_str(&piece[content_end..]);
+        out.push_str(&piece[at..]);
     }
 }
 
@@ -410,6 +414,16 @@ mod tests {
             "a b{{ __seams_line(0) }}  \n\n  c{{ __seams_line(1) }}\n"
         );
         assert_eq!(lines, [1, 3]);
+    }
+
+    #[test]
+    fn a_line_ending_in_an_opening_brace_gets_its_call_before_the_brace() {
+        let (out, lines) = run("d = {\n  x = {\n}\n");
+        assert_eq!(
+            out,
+            "d = {{ __seams_line(0) }}{\n  x = {{ __seams_line(1) }}{\n}{{ __seams_line(2) }}\n"
+        );
+        assert_eq!(lines, [1, 2, 3]);
     }
 
     #[test]

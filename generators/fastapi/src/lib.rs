@@ -1,0 +1,47 @@
+//! The built-in fastapi generator: `app.py`, a FastAPI application that
+//! serves the htmx generator's pages and every route they ask for (list
+//! partials, form posts, record options), with a pydantic model and an
+//! in-memory store per `ui:Entity`; and `requirements.txt`, the versions it
+//! is tested with. See `examples/vocabulary.ttl`.
+
+mod extract;
+
+use seams_sdk::{File, Generator, Meta, Model, Result, Template};
+use serde_json::Value;
+
+struct FastApi;
+
+impl Generator for FastApi {
+    fn meta() -> Meta {
+        Meta::new(
+            "fastapi",
+            env!("CARGO_PKG_VERSION"),
+            "A FastAPI app serving the pages and routes of a UI model",
+        )
+        .template(Template::new("app.py", include_str!("../templates/app.py")))
+        .template(Template::new(
+            "entity.py",
+            include_str!("../templates/entity.py"),
+        ))
+        .template(Template::new(
+            "requirements.txt",
+            include_str!("../templates/requirements.txt"),
+        ))
+    }
+
+    fn extract(model: &Model) -> Result<Value> {
+        extract::extract(model)
+    }
+
+    fn render(view: &Value) -> Result<Vec<File>> {
+        Ok(vec![
+            File::rendered("app.py", seams_sdk::render("app.py", view)?),
+            File::rendered(
+                "requirements.txt",
+                seams_sdk::render("requirements.txt", view)?,
+            ),
+        ])
+    }
+}
+
+seams_sdk::register_generator!(FastApi);
