@@ -10,7 +10,9 @@ mod suite;
 use crate::model::Model;
 use crate::trace::TraceLine;
 
-pub use suite::{SuiteError, SuiteReport, TESTS, TestOutcome, build, test_generator};
+pub use suite::{
+    SuiteError, SuiteReport, TESTS, TestOutcome, build, golden_match, output_parses, test_generator,
+};
 
 /// What a golden line says about its output line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,8 +119,9 @@ impl Golden {
 }
 
 /// Compares a golden with an output and its trace: the texts must be
-/// equal, every `[graph: ...]` term must be among its line's trace terms,
-/// every `[fixed]` line must have a template origin.
+/// equal, every `[graph: ...]` term must be among its line's trace terms or
+/// those of the view object it was printed in (its scope), every `[fixed]`
+/// line must have a template origin.
 ///
 /// Returns one message per failure, each naming the golden file and line.
 pub fn compare(
@@ -147,20 +150,24 @@ pub fn compare(
                 }
             }
             Marker::Graph(terms) => {
-                let have = traced(*line)
-                    .map(|l| l.terms.as_slice())
+                let (have, scope) = traced(*line)
+                    .map(|l| (l.terms.as_slice(), l.scope.as_slice()))
                     .unwrap_or_default();
                 for term in terms {
                     let iri = model.expand(term);
-                    if !have.contains(&iri) {
-                        failures.push(format!(
+                    if !have.contains(&iri) && !scope.contains(&iri) {
+                        let mut message = format!(
                             "{file}:{line}: [graph: {term}] but the line is traced to {}",
                             if have.is_empty() {
                                 "no model element".to_owned()
                             } else {
                                 have.join(", ")
                             }
-                        ));
+                        );
+                        if !scope.is_empty() && scope != have {
+                            message.push_str(&format!(" in {}", scope.join(", ")));
+                        }
+                        failures.push(message);
                     }
                 }
             }
@@ -204,6 +211,7 @@ mod tests {
             line: n,
             templates: vec![format!("t:{n}")],
             terms: terms.iter().map(|t| t.to_string()).collect(),
+            scope: Vec::new(),
         }
     }
 
@@ -221,6 +229,9 @@ mod tests {
             failures,
             ["g:1: [graph: ex:a] but the line is traced to urn:ex:b"]
         );
+        let mut in_scope = [line(1, &["urn:ex:b"]), line(3, &[])];
+        in_scope[0].scope = vec!["urn:ex:a".into()];
+        assert!(compare("g", &golden, output, Some(&in_scope), &model()).is_empty());
         let untraced = compare("g", &golden, output, None, &model());
         assert_eq!(untraced.len(), 2, "{untraced:?}");
         let differs = compare("g", &golden, "<h1>y</h1>\n", Some(&good), &model());

@@ -63,7 +63,8 @@ pub use generate::{
 };
 pub use golden::{
     Golden, GoldenError, Marker, SuiteError, SuiteReport, TESTS, TestOutcome,
-    build as build_package, compare as compare_golden, diff, test_generator,
+    build as build_package, compare as compare_golden, diff, golden_match, output_parses,
+    test_generator,
 };
 pub use inspect::{InspectError, Inspection, inspect, view};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};

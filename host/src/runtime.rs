@@ -675,6 +675,7 @@ fn run_steps(
                     line: l.line as usize,
                     templates: l.templates,
                     terms: l.terms,
+                    scope: Vec::new(),
                 })
                 .collect();
             crate::trace::check_lines(&output.text, &mut lines).map_err(|why| {

@@ -328,13 +328,16 @@ fn parse_traced(
                 terms.extend(iris);
             }
         }
-        // No value read off a view object: the enclosing view object's.
-        if terms.is_empty() {
-            let enclosing = line_marks.iter().find_map(|&m| {
+        let scope = line_marks
+            .iter()
+            .find_map(|&m| {
                 let info = &marks[m];
                 info.enclosing.iter().chain(&info.frame).find_map(view_iris)
-            });
-            terms.extend(enclosing.unwrap_or_else(|| root.to_vec()));
+            })
+            .unwrap_or_else(|| root.to_vec());
+        // No value read off a view object: the enclosing view object's.
+        if terms.is_empty() {
+            terms.extend(scope.iter().cloned());
         }
         if templates.is_empty() {
             return Err(TemplateError {
@@ -350,6 +353,7 @@ fn parse_traced(
             line: number + 1,
             templates: templates.into_iter().map(str::to_owned).collect(),
             terms: terms.into_iter().collect(),
+            scope,
         });
     }
     Ok(out)

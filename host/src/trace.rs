@@ -26,6 +26,12 @@ pub struct TraceLine {
     pub templates: Vec<String>,
     /// Full model IRIs behind the line, sorted and de-duplicated.
     pub terms: Vec<String>,
+    /// The IRIs of the view object the line was printed in (the innermost
+    /// loop or macro object, else the include's), which a golden may cite
+    /// too (ADR-0019 T04). Only the tracing render knows them; the sidecar
+    /// does not keep them.
+    #[serde(skip)]
+    pub scope: Vec<String>,
 }
 
 /// A whole sidecar. Its fields are declared in sorted order, so the JSON
@@ -124,6 +130,7 @@ mod tests {
                 line: 1,
                 templates: vec!["page.html:1".into(), "part.html:2".into()],
                 terms: vec!["https://example.org/chat#a".into()],
+                scope: Vec::new(),
             }],
             output: "chat.html".into(),
             trace_version: TRACE_VERSION,
@@ -155,6 +162,7 @@ mod tests {
             line: n,
             templates: t.iter().map(|s| s.to_string()).collect(),
             terms: vec!["b".into(), "a".into(), "a".into()],
+            scope: Vec::new(),
         };
         let text = "one\n\nthree\n";
         let mut ok = vec![line(1, &["t:1"]), line(3, &["t:2"])];

@@ -25,11 +25,16 @@ fn a_copied_and_changed_htmx_generator_runs_from_its_wasm() {
     copy_dir(&repo_root().join("generators/htmx"), &package);
     let manifest = std::fs::read_to_string(package.join("Cargo.toml")).unwrap();
     let sdk = repo_root().join("sdk");
+    let ui_model = repo_root().join("generators/ui-model");
     let manifest = manifest
         .replace("name = \"seams-htmx\"", "name = \"my-pages\"")
         .replace(
             "path = \"../../sdk\"",
             &format!("path = {:?}", sdk.to_str().unwrap()),
+        )
+        .replace(
+            "path = \"../ui-model\"",
+            &format!("path = {:?}", ui_model.to_str().unwrap()),
         );
     std::fs::write(package.join("Cargo.toml"), manifest).unwrap();
     // The workspace's lock keeps the copy on the versions seams is tested with.

@@ -1,19 +1,21 @@
-//! The chat example: generating it gives exactly the committed outputs and
-//! lock, every time, whatever the time zone, locale or working directory.
+//! The examples: generating them gives exactly the committed outputs and
+//! lock, every time, whatever the time zone, locale or working directory,
+//! and `seams check` finds the committed files clean.
 
 use std::path::Path;
 use std::process::Command;
 
-use seams_tests::{TempProject, repo_root, seams};
+use seams_tests::{EXAMPLES, TempProject, example_project, repo_root, seams};
 
 /// The `seams` binary, built from the host's `main.rs` for these tests.
 fn seams_binary() -> &'static str {
     env!("CARGO_BIN_EXE_seams-e2e")
 }
 
-/// The committed example files: seams.toml, the model, outputs and lock.
-fn committed() -> Vec<(String, Vec<u8>)> {
-    let dir = repo_root().join("examples/chat");
+/// The committed files of `examples/<example>`: seams.toml, the model,
+/// outputs and lock.
+fn committed(example: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = repo_root().join("examples").join(example);
     let mut files = Vec::new();
     for rel in ["seams.toml", "model.ttl", "seams.lock"] {
         files.push((rel.to_owned(), std::fs::read(dir.join(rel)).unwrap()));
@@ -25,11 +27,6 @@ fn committed() -> Vec<(String, Vec<u8>)> {
     }
     files.sort();
     files
-}
-
-/// A copy of the example with only its sources: no outputs, no lock.
-fn sources_only() -> TempProject {
-    seams_tests::chat_project()
 }
 
 fn assert_same(p: &TempProject, expected: &[(String, Vec<u8>)]) {
@@ -46,23 +43,37 @@ fn assert_same(p: &TempProject, expected: &[(String, Vec<u8>)]) {
 }
 
 #[test]
-fn the_chat_example_generates_its_committed_outputs_and_lock_twice() {
-    let expected = committed();
-    let p = sources_only();
-    let first = seams(&["generate", "--project", p.path().to_str().unwrap()]);
-    assert_eq!(first.code, 0, "{first:?}");
-    assert_same(&p, &expected);
+fn each_example_generates_its_committed_outputs_and_lock_twice() {
+    for example in EXAMPLES {
+        let expected = committed(example);
+        let p = example_project(example);
+        let first = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+        assert_eq!(first.code, 0, "{example}: {first:?}");
+        assert_same(&p, &expected);
 
-    let second = seams(&["generate", "--project", p.path().to_str().unwrap()]);
-    assert_eq!(second.code, 0, "{second:?}");
-    assert!(second.stdout.starts_with("up to date"), "{}", second.stdout);
-    assert_same(&p, &expected);
+        let second = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+        assert_eq!(second.code, 0, "{example}: {second:?}");
+        assert!(second.stdout.starts_with("up to date"), "{}", second.stdout);
+        assert_same(&p, &expected);
+    }
+}
+
+#[test]
+fn seams_check_finds_each_committed_example_clean() {
+    for example in EXAMPLES {
+        let dir = repo_root().join("examples").join(example);
+        let run = seams(&["check", "--project", dir.to_str().unwrap()]);
+        assert_eq!(
+            run.code, 0,
+            "examples/{example} is not clean; run `cargo run -p seams -- generate --project examples/{example}` and commit the result\n{run:?}"
+        );
+    }
 }
 
 #[test]
 fn the_chat_example_is_the_same_under_another_time_zone_locale_and_directory() {
-    let expected = committed();
-    let p = sources_only();
+    let expected = committed("chat");
+    let p = example_project("chat");
     let elsewhere = tempfile::tempdir().unwrap();
     let output = Command::new(seams_binary())
         .args(["generate", "--project"])
@@ -88,8 +99,8 @@ fn the_chat_example_is_the_same_under_another_time_zone_locale_and_directory() {
 
 #[test]
 fn a_project_given_relatively_generates_the_same() {
-    let expected = committed();
-    let p = sources_only();
+    let expected = committed("chat");
+    let p = example_project("chat");
     let parent = p.path().parent().unwrap();
     let name = p.path().file_name().unwrap();
     let output = Command::new(seams_binary())
@@ -129,8 +140,14 @@ fn a_model_syntax_error_names_the_file_line_and_column_and_writes_nothing() {
 }
 
 #[test]
-fn every_non_blank_line_of_the_example_has_a_template_origin() {
-    let out = repo_root().join("examples/chat/out");
+fn every_non_blank_line_of_the_examples_has_a_template_origin() {
+    for example in EXAMPLES {
+        every_non_blank_line_has_a_template_origin(example);
+    }
+}
+
+fn every_non_blank_line_has_a_template_origin(example: &str) {
+    let out = repo_root().join("examples").join(example).join("out");
     let mut traced = 0;
     for entry in std::fs::read_dir(&out).unwrap() {
         let path = entry.unwrap().path();
@@ -165,5 +182,7 @@ fn every_non_blank_line_of_the_example_has_a_template_origin() {
         }
         traced += 1;
     }
-    assert_eq!(traced, 2);
+    // htmx pages, app.py, requirements.txt and docker-compose.yml.
+    let pages = if example == "chat" { 2 } else { 3 };
+    assert_eq!(traced, pages + 3, "{example}");
 }

@@ -3,6 +3,7 @@
 
 mod author;
 mod authoring;
+mod builtins;
 mod cache;
 mod draft;
 mod example;

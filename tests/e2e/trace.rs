@@ -236,21 +236,23 @@ fn chat() -> TempProject {
 fn seams_trace_shows_a_line_its_template_origins_and_labelled_terms() {
     let p = chat();
     let dir = p.path().to_str().unwrap();
-    let run = seams(&["trace", "out/thread.html:27", "--project", dir]);
+    let run = seams(&["trace", "out/thread.html:37", "--project", dir]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.stdout,
         concat!(
-            "out/thread.html:27:       <label for=\"new_message_form-author\">Your name</label>\n",
-            "  template page.html:24: {% include \"form.html\" %}\n",
-            "  template form.html:4:       <label for=\"{{ component.slug }}-{{ field.name }}\">{{ field.label }}</label>\n",
+            "out/thread.html:37:       <label for=\"new_message_form-author\">Your name</label>\n",
+            "  template layout.html:27: {% include \"page.html\" %}\n",
+            "  template page.html:6: {% include \"form.html\" %}\n",
+            "  template form.html:8:       <label for=\"{{ component.slug }}-{{ field.name }}\">{{ field.label }}</label>\n",
+            "  term https://example.org/chat#author \"Author\"\n",
             "  term https://example.org/chat#author_field \"Your name\"\n",
             "  term https://example.org/chat#new_message_form \"New message\"\n",
         )
     );
     // The output may also be named relative to the output directory.
     assert_eq!(
-        seams(&["trace", "thread.html:27", "--project", dir]).stdout,
+        seams(&["trace", "thread.html:37", "--project", dir]).stdout,
         run.stdout
     );
 }

@@ -20,10 +20,18 @@ pub fn repo_root() -> PathBuf {
         .to_owned()
 }
 
+/// The examples in `examples/`, each generated with all three built-ins.
+pub const EXAMPLES: [&str; 2] = ["chat", "expense"];
+
 /// A copy of the chat example's sources (model and `seams.toml`, no
 /// outputs or lock) in a temporary directory.
 pub fn chat_project() -> TempProject {
-    let root = repo_root().join("examples/chat");
+    example_project("chat")
+}
+
+/// A copy of the sources of `examples/<name>` in a temporary directory.
+pub fn example_project(name: &str) -> TempProject {
+    let root = repo_root().join("examples").join(name);
     let p = TempProject::new(
         &std::fs::read_to_string(root.join("model.ttl")).unwrap(),
         "",

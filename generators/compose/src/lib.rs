@@ -48,7 +48,12 @@ impl Generator for Compose {
                     project
                 },
             )
-            .field("home", ViewObject::new(home).field("file", home_file));
+            .field(
+                "home",
+                ViewObject::new(home)
+                    .origin(&ui.app.iri)
+                    .field("file", home_file),
+            );
         let mut database = Value::Null;
         if let Some(db) = &ui.app.database {
             if db.engine != "postgres" {

@@ -39,7 +39,10 @@ pub fn extract(model: &Model) -> Result<Value> {
         .field(
             "home",
             home.map_or(Value::Null, |(iri, file)| {
-                ViewObject::new(iri).field("file", file).into()
+                ViewObject::new(iri)
+                    .origin(&ui.app.iri)
+                    .field("file", file)
+                    .into()
             }),
         );
     Ok(json!({
@@ -84,10 +87,20 @@ fn entity(ui: &Ui, e: &Entity) -> Value {
                 .states
                 .iter()
                 .map(|s| {
+                    let next: Vec<Value> = a
+                        .states
+                        .iter()
+                        .filter(|n| s.next.contains(&n.name))
+                        .map(|n| {
+                            ViewObject::new(&n.iri)
+                                .field("name", n.name.as_str())
+                                .into()
+                        })
+                        .collect();
                     ViewObject::new(&s.iri)
                         .field("name", s.name.as_str())
                         .field("label", s.label.as_str())
-                        .field("next", s.next.clone())
+                        .field("next", next)
                         .into()
                 })
                 .collect();
@@ -151,11 +164,21 @@ fn attribute(a: &Attribute) -> Value {
         .field("annotation", annotation)
         .field("required", a.required);
     if let Some(s) = initial {
-        view = view.origin(&s.iri).field("initial", s.name.as_str());
-        view = view.field(
-            "states",
-            a.states.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
-        );
+        let states: Vec<Value> = a
+            .states
+            .iter()
+            .map(|s| {
+                ViewObject::new(&s.iri)
+                    .field("name", s.name.as_str())
+                    .into()
+            })
+            .collect();
+        view = view
+            .field(
+                "initial",
+                ViewObject::new(&s.iri).field("name", s.name.as_str()),
+            )
+            .field("states", states);
     }
     view.into()
 }

@@ -5,7 +5,7 @@ class {{ entity.name }}(BaseModel):
 
 {% for member in entity.members %}
 {% if member.kind == "status" %}
-    {{ member.name }}: Literal[{% for state in member.states %}{{ state|tojson }}{% if not loop.last %}, {% endif %}{% endfor %}] = {{ member.initial|tojson }}
+    {{ member.name }}: Literal[{% for state in member.states %}{{ state.name|tojson }}{% if not loop.last %}, {% endif %}{% endfor %}] = {{ member.initial.name|tojson }}
 {% else %}
     {{ member.name }}: {{ member.annotation }}
 {% endif %}
@@ -23,7 +23,7 @@ class {{ entity.name }}(BaseModel):
 }
 {{ status.constant }}_NEXT = {
 {% for state in status.states %}
-    {{ state.name|tojson }}: ({% for next in state.next %}{{ next|tojson }},{% if not loop.last %} {% endif %}{% endfor %}),
+    {{ state.name|tojson }}: ({% for next in state.next %}{{ next.name|tojson }},{% if not loop.last %} {% endif %}{% endfor %}),
 {% endfor %}
 }
 {% endfor %}

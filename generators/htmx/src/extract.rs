@@ -32,9 +32,12 @@ pub fn extract(model: &Model) -> Result<Value> {
         .collect();
     let mut app = ViewObject::new(&ui.app.iri).field("title", ui.app.title.as_str());
     if let Some((home, path)) = &ui.app.home {
-        app = app
-            .origin(home)
-            .field("home", seams_ui_model::page_file(path));
+        app = app.field(
+            "home",
+            ViewObject::new(home)
+                .origin(&ui.app.iri)
+                .field("file", seams_ui_model::page_file(path)),
+        );
     }
     Ok(json!({ "app": Value::from(app), "pages": pages, "nav": nav }))
 }

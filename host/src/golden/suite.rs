@@ -172,7 +172,12 @@ pub fn test_generator(
         outcomes: vec![
             TestOutcome {
                 name: TESTS[0],
-                failures: golden_match(dir, &first, &model),
+                failures: golden_match(
+                    &dir.join("tests").join("golden"),
+                    "tests/golden",
+                    &first,
+                    &model,
+                ),
             },
             TestOutcome {
                 name: TESTS[1],
@@ -191,11 +196,18 @@ pub fn test_generator(
     })
 }
 
-fn golden_match(dir: &Path, run: &GeneratorRun, model: &Model) -> Vec<String> {
-    let golden_dir = dir.join("tests").join("golden");
+/// The "golden match" test: every output of `run` against its golden in
+/// `golden_dir`, and every golden against an output. Failures name the
+/// goldens as `<shown_as>/<path>`.
+pub fn golden_match(
+    golden_dir: &Path,
+    shown_as: &str,
+    run: &GeneratorRun,
+    model: &Model,
+) -> Vec<String> {
     let mut failures = Vec::new();
     for output in &run.outputs {
-        let file = format!("tests/golden/{}", output.path);
+        let file = format!("{shown_as}/{}", output.path);
         let text = match std::fs::read_to_string(golden_dir.join(&output.path)) {
             Ok(text) => text,
             Err(_) => {
@@ -218,11 +230,11 @@ fn golden_match(dir: &Path, run: &GeneratorRun, model: &Model) -> Vec<String> {
         }
     }
     let mut goldens = Vec::new();
-    collect_files(&golden_dir, &golden_dir, &mut goldens);
+    collect_files(golden_dir, golden_dir, &mut goldens);
     for golden in goldens {
         if !run.outputs.iter().any(|o| o.path == golden) {
             failures.push(format!(
-                "tests/golden/{golden}: the generator does not write {golden}"
+                "{shown_as}/{golden}: the generator does not write {golden}"
             ));
         }
     }
@@ -269,7 +281,8 @@ fn determinism(first: &GeneratorRun, second: &GeneratorRun) -> Vec<String> {
     failures
 }
 
-fn output_parses(run: &GeneratorRun) -> Vec<String> {
+/// The "output parses" test: every output of a known type parses.
+pub fn output_parses(run: &GeneratorRun) -> Vec<String> {
     run.outputs
         .iter()
         .filter_map(|o| crate::output_syntax::check(&o.path, &o.text).err())

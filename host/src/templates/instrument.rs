@@ -380,10 +380,16 @@ fn is_identifier(text: &str) -> bool {
 }
 
 /// For `a.b.c`, the object the value is read off: `a.b`. Only plain
-/// attribute paths: a filter, call or operator loses the origin.
+/// attribute paths, optionally through filters without arguments
+/// (`a.b.c|tojson`, which print the same value differently): a filter with
+/// arguments, a call or an operator loses the origin.
 fn owner_path(expr: &str) -> Option<&str> {
-    let expr = expr.trim();
-    let (owner, field) = expr.rsplit_once('.')?;
+    let mut parts = expr.split('|');
+    let path = parts.next()?.trim();
+    if !parts.all(|f| is_identifier(f.trim())) {
+        return None;
+    }
+    let (owner, field) = path.rsplit_once('.')?;
     let parts_ok = owner.split('.').chain([field]).all(is_identifier);
     parts_ok.then_some(owner)
 }
@@ -414,6 +420,14 @@ mod tests {
             "a b{{ __seams_line(0) }}  \n\n  c{{ __seams_line(1) }}\n"
         );
         assert_eq!(lines, [1, 3]);
+    }
+
+    #[test]
+    fn a_path_keeps_its_owner_through_filters_without_arguments() {
+        assert_eq!(owner_path(" a.b.c|tojson | upper "), Some("a.b"));
+        assert_eq!(owner_path("a.b|default(x.y)"), None);
+        assert_eq!(owner_path("a.b ~ c"), None);
+        assert_eq!(owner_path("a"), None);
     }
 
     #[test]

@@ -1,0 +1,250 @@
+//! The built-in generators on both examples: every output equals its golden
+//! in `generators/<name>/tests/golden/<example>/`, every `[graph: ...]` term
+//! is traced (ADR-0019 T04) unless it is a known gap listed below with its
+//! reason, the outputs parse, and every route and page the htmx pages ask
+//! for is one the generated API serves.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+
+use seams::{GeneratorRun, Model, Project, Runtime, builtin, golden_match, output_parses};
+use seams_tests::{EXAMPLES, repo_root};
+
+/// A `[graph: ...]` citation the trace does not carry yet.
+struct KnownGap {
+    generator: &'static str,
+    example: &'static str,
+    output: &'static str,
+    line: usize,
+    term: &'static str,
+    /// Why the trace lacks it, and what would close the gap.
+    reason: &'static str,
+}
+
+impl KnownGap {
+    /// The start of the failure `golden_match` reports for it.
+    fn failure(&self) -> String {
+        format!(
+            "{}:{}: [graph: {}]",
+            golden_dir_shown(self.generator, self.example) + "/" + self.output,
+            self.line,
+            self.term
+        )
+    }
+}
+
+const CONDITIONAL_BLOCK: &str = "the line is fixed text inside `{% if app.database %}`: a \
+    line-level trace records the values a line prints and the view object it is printed in, \
+    not the condition that chose the block (backlog: attribute a conditional block's lines to \
+    the view objects its condition read)";
+
+/// Every known gap. A gap that the trace closes fails the test too, so the
+/// list stays true.
+const KNOWN_GAPS: &[KnownGap] = &[
+    KnownGap {
+        generator: "compose",
+        example: "expense",
+        output: "docker-compose.yml",
+        line: 16,
+        term: "exp:expenses_db",
+        reason: CONDITIONAL_BLOCK,
+    },
+    KnownGap {
+        generator: "compose",
+        example: "expense",
+        output: "docker-compose.yml",
+        line: 32,
+        term: "exp:expenses_db",
+        reason: CONDITIONAL_BLOCK,
+    },
+    KnownGap {
+        generator: "compose",
+        example: "expense",
+        output: "docker-compose.yml",
+        line: 54,
+        term: "exp:expenses_db",
+        reason: CONDITIONAL_BLOCK,
+    },
+];
+
+fn golden_dir_shown(generator: &str, example: &str) -> String {
+    format!("generators/{generator}/tests/golden/{example}")
+}
+
+/// One example's model and each built-in's run on it.
+struct ExampleRuns {
+    example: &'static str,
+    model: Arc<Model>,
+    runs: Vec<(&'static str, GeneratorRun)>,
+}
+
+/// The built-ins run once on each example, shared by the tests here.
+fn example_runs() -> &'static [ExampleRuns] {
+    static RUNS: OnceLock<Vec<ExampleRuns>> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let runtime = Runtime::new(None).unwrap();
+        EXAMPLES
+            .iter()
+            .map(|&example| {
+                let project = Project::load(&repo_root().join("examples").join(example)).unwrap();
+                let model = Arc::new(Model::load(&project.model_files).unwrap());
+                let runs = builtin::NAMES
+                    .iter()
+                    .map(|&name| {
+                        let bytes = builtin::component(name).unwrap();
+                        let loaded = runtime.load(name, bytes).unwrap();
+                        let run = runtime
+                            .run_reporting(&loaded, &model, &project.limits)
+                            .unwrap();
+                        (name, run)
+                    })
+                    .collect();
+                ExampleRuns {
+                    example,
+                    model,
+                    runs,
+                }
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn every_builtin_output_matches_its_golden_and_trace_except_the_known_gaps() {
+    let mut failures = Vec::new();
+    let mut graph_lines = 0;
+    for e in example_runs() {
+        for (name, run) in &e.runs {
+            let shown = golden_dir_shown(name, e.example);
+            let dir = repo_root().join(&shown);
+            failures.extend(golden_match(&dir, &shown, run, &e.model));
+            graph_lines += count_graph_lines(&dir);
+        }
+    }
+    let gaps: Vec<String> = KNOWN_GAPS.iter().map(KnownGap::failure).collect();
+    let unexplained: Vec<&String> = failures
+        .iter()
+        .filter(|f| !gaps.iter().any(|g| f.starts_with(g.as_str())))
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "golden failures that are not known gaps:\n{}",
+        unexplained
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let closed: Vec<String> = KNOWN_GAPS
+        .iter()
+        .filter(|g| !failures.iter().any(|f| f.starts_with(&g.failure())))
+        .map(|g| format!("{} ({})", g.failure(), g.reason))
+        .collect();
+    assert!(
+        closed.is_empty(),
+        "these known gaps are traced now; remove them from KNOWN_GAPS:\n{}",
+        closed.join("\n")
+    );
+    // The goldens cite the model, not only fixed text.
+    assert!(graph_lines > 100, "{graph_lines} [graph: ...] lines");
+}
+
+fn count_graph_lines(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .map(|text| text.lines().filter(|l| l.contains("  [graph: ")).count())
+        .sum()
+}
+
+#[test]
+fn every_builtin_output_parses() {
+    for e in example_runs() {
+        for (name, run) in &e.runs {
+            let problems = output_parses(run);
+            assert!(problems.is_empty(), "{name} on {}: {problems:?}", e.example);
+        }
+    }
+}
+
+/// The values of `attribute="..."` in `html`, in order.
+fn attribute_values(html: &str, attribute: &str) -> Vec<String> {
+    let needle = format!(" {attribute}=\"");
+    html.match_indices(&needle)
+        .map(|(at, _)| {
+            let rest = &html[at + needle.len()..];
+            rest[..rest.find('"').unwrap()].to_owned()
+        })
+        .collect()
+}
+
+/// `(method, path)` of every route `app.py` declares.
+fn api_routes(app_py: &str) -> BTreeSet<(String, String)> {
+    app_py
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("@app.")?;
+            let (method, rest) = rest.split_once("(\"")?;
+            let path = &rest[..rest.find('"')?];
+            Some((method.to_uppercase(), path.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn every_route_and_page_the_pages_ask_for_is_served_by_the_generated_api() {
+    for e in example_runs() {
+        let outputs = |generator: &str| {
+            &e.runs
+                .iter()
+                .find(|(name, _)| *name == generator)
+                .unwrap()
+                .1
+                .outputs
+        };
+        let app = outputs("fastapi")
+            .iter()
+            .find(|o| o.path == "app.py")
+            .unwrap();
+        let routes = api_routes(&app.text);
+        let pages = outputs("htmx");
+        let mut asked = BTreeSet::new();
+        for page in pages {
+            for path in attribute_values(&page.text, "hx-get") {
+                asked.insert(("GET".to_owned(), path));
+            }
+            for path in attribute_values(&page.text, "hx-post") {
+                asked.insert(("POST".to_owned(), path));
+            }
+            for href in attribute_values(&page.text, "href") {
+                asked.insert(("GET".to_owned(), format!("/{href}")));
+            }
+            // The API serves the page itself.
+            asked.insert(("GET".to_owned(), format!("/{}", page.path)));
+        }
+        let missing: Vec<_> = asked.difference(&routes).collect();
+        assert!(
+            missing.is_empty(),
+            "{}: the pages ask for routes app.py does not serve: {missing:?}",
+            e.example
+        );
+        // Every form posts and every list loads: the check has something to check.
+        assert!(asked.iter().any(|(m, _)| m == "POST"), "{}", e.example);
+        assert!(
+            asked.iter().any(|(_, p)| p.starts_with("/api/lists/")),
+            "{}",
+            e.example
+        );
+    }
+}
+
+#[test]
+fn the_cross_check_sees_a_route_the_api_does_not_serve() {
+    let routes = api_routes("@app.get(\"/api/lists/a\", response_class=HTMLResponse)\n");
+    assert!(routes.contains(&("GET".to_owned(), "/api/lists/a".to_owned())));
+    assert!(!routes.contains(&("POST".to_owned(), "/api/lists/a".to_owned())));
+    assert_eq!(
+        attribute_values(r#"<ul hx-get="/api/lists/b" hx-trigger="load">"#, "hx-get"),
+        ["/api/lists/b"]
+    );
+}
