@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use seams::{GeneratorRun, Model, Project, Runtime, builtin, golden_match, output_parses};
+use seams_tests::html::attribute_values;
 use seams_tests::{EXAMPLES, repo_root};
 
 /// A `[graph: ...]` citation the trace does not carry yet.
@@ -165,17 +166,6 @@ fn every_builtin_output_parses() {
             assert!(problems.is_empty(), "{name} on {}: {problems:?}", e.example);
         }
     }
-}
-
-/// The values of `attribute="..."` in `html`, in order.
-fn attribute_values(html: &str, attribute: &str) -> Vec<String> {
-    let needle = format!(" {attribute}=\"");
-    html.match_indices(&needle)
-        .map(|(at, _)| {
-            let rest = &html[at + needle.len()..];
-            rest[..rest.find('"').unwrap()].to_owned()
-        })
-        .collect()
 }
 
 /// `(method, path)` of every route `app.py` declares.

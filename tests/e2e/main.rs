@@ -1,6 +1,7 @@
 //! End-to-end tests of seams: the CLI on real projects, and the sandbox
 //! against hostile components built from source in `tests/fixtures`.
 
+mod app;
 mod author;
 mod authoring;
 mod builtins;

@@ -2,6 +2,8 @@
 //! components built from source, and the CLI run in-process or as a
 //! process.
 
+pub mod html;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,392 @@
+//! The generated apps really run: each example's committed `app.py` under
+//! uvicorn on a loopback port, answering every page and route its pages ask
+//! for, taking every form once, refusing bad input, and (for the expense
+//! example) keeping to the status flow.
+//!
+//! Python with FastAPI and uvicorn comes from `SEAMS_PYTHON`, else from
+//! `.venv/bin/python` in the repository (see the README; `.ci/run` makes it).
+
+use std::collections::BTreeMap;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use seams_tests::html::{attribute, attribute_values, elements};
+use seams_tests::{EXAMPLES, repo_root};
+
+/// How long uvicorn may take to start, and a request to answer.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn python() -> PathBuf {
+    let python = std::env::var_os("SEAMS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+    let ok = Command::new(&python)
+        .args(["-c", "import fastapi, uvicorn"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "the generated-app tests need Python with FastAPI and uvicorn at {}; make it with \
+         `python3 -m venv .venv && .venv/bin/pip install -r examples/chat/out/requirements.txt`, \
+         or set SEAMS_PYTHON to such a python",
+        python.display()
+    );
+    python
+}
+
+/// A uvicorn process, killed and reaped when dropped, so no test leaves
+/// one behind, failed or not.
+struct Server {
+    child: Child,
+    log: PathBuf,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts `app.py` in `dir` on a free loopback port.
+    fn start(dir: &Path) -> Server {
+        let python = python();
+        for _ in 0..3 {
+            // The port is free now; another process may take it before
+            // uvicorn binds, in which case uvicorn exits and we try again.
+            let port = TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let log = dir.join(format!("uvicorn-{port}.log"));
+            let child = Command::new(&python)
+                .args(["-m", "uvicorn", "app:app", "--host", "127.0.0.1"])
+                .args(["--port", &port.to_string()])
+                .current_dir(dir)
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .stdin(Stdio::null())
+                .stdout(std::fs::File::create(&log).unwrap())
+                .stderr(std::fs::File::options().append(true).open(&log).unwrap())
+                .spawn()
+                .unwrap();
+            let mut server = Server {
+                child,
+                log,
+                base: format!("http://127.0.0.1:{port}"),
+            };
+            let started = Instant::now();
+            while started.elapsed() < START_TIMEOUT {
+                if let Some(status) = server.child.try_wait().unwrap() {
+                    let log = std::fs::read_to_string(&server.log).unwrap_or_default();
+                    assert!(
+                        log.contains("address already in use"),
+                        "uvicorn exited ({status}) in {}:\n{log}",
+                        dir.display()
+                    );
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return server;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(
+                server.child.try_wait().unwrap().is_some(),
+                "uvicorn did not listen within {START_TIMEOUT:?}:\n{}",
+                std::fs::read_to_string(&server.log).unwrap_or_default()
+            );
+        }
+        panic!("no free port for uvicorn after three tries");
+    }
+}
+
+/// One answer: status, `HX-Trigger` header, content type, body.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    trigger: Option<String>,
+    content_type: String,
+    body: String,
+}
+
+struct Client {
+    agent: ureq::Agent,
+    base: String,
+}
+
+impl Client {
+    fn new(server: &Server) -> Client {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(REQUEST_TIMEOUT))
+            .build()
+            .into();
+        Client {
+            agent,
+            base: server.base.clone(),
+        }
+    }
+
+    fn answer(mut response: ureq::http::Response<ureq::Body>) -> Answer {
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let trigger = header("hx-trigger");
+        let content_type = header("content-type").unwrap_or_default();
+        Answer {
+            status: response.status().as_u16(),
+            trigger,
+            content_type,
+            body: response.body_mut().read_to_string().unwrap(),
+        }
+    }
+
+    fn get(&self, path: &str) -> Answer {
+        let url = format!("{}{path}", self.base);
+        Client::answer(self.agent.get(&url).call().unwrap())
+    }
+
+    fn post(&self, path: &str, form: &[(String, String)]) -> Answer {
+        let url = format!("{}{path}", self.base);
+        let pairs = form.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        Client::answer(self.agent.post(&url).send_form(pairs).unwrap())
+    }
+}
+
+/// A copy of an example's outputs (sidecars left out) to run the app in,
+/// so nothing is written next to the committed files.
+fn app_dir(example: &str) -> (tempfile::TempDir, BTreeMap<String, String>) {
+    let out = repo_root().join("examples").join(example).join("out");
+    let dir = tempfile::tempdir().unwrap();
+    let mut pages = BTreeMap::new();
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".trace.json") {
+            continue;
+        }
+        std::fs::copy(&path, dir.path().join(&name)).unwrap();
+        if name.ends_with(".html") {
+            pages.insert(name, std::fs::read_to_string(&path).unwrap());
+        }
+    }
+    (dir, pages)
+}
+
+/// A value a user might type into `input`.
+fn sample(name: &str, input_type: &str) -> String {
+    match input_type {
+        "email" => "someone@example.org".into(),
+        "number" => "12.50".into(),
+        "date" => "2026-11-29".into(),
+        "checkbox" => "true".into(),
+        _ => format!("Sample {name}"),
+    }
+}
+
+/// The values a user would send with `form`, or `None` while a select it
+/// needs has nothing to choose from yet.
+fn fill(client: &Client, form: &str) -> Option<Vec<(String, String)>> {
+    let mut values = Vec::new();
+    for input in elements(form, "input") {
+        let name = attribute(input, "name").unwrap();
+        let input_type = attribute(input, "type").unwrap_or_else(|| "text".into());
+        values.push((name.clone(), sample(&name, &input_type)));
+    }
+    for area in elements(form, "textarea") {
+        let name = attribute(area, "name").unwrap();
+        values.push((name.clone(), format!("Sample {name} text")));
+    }
+    for select in elements(form, "select") {
+        let name = attribute(select, "name").unwrap();
+        let options = match attribute(select, "hx-get") {
+            Some(route) => {
+                let answer = client.get(&route);
+                assert_eq!(answer.status, 200, "{route}: {answer:?}");
+                attribute_values(&answer.body, "value")
+            }
+            None => attribute_values(select, "value"),
+        };
+        values.push((name, options.into_iter().next()?));
+    }
+    Some(values)
+}
+
+#[test]
+fn each_generated_app_serves_its_pages_and_routes_and_takes_every_form() {
+    for example in EXAMPLES {
+        let (dir, pages) = app_dir(example);
+        let server = Server::start(dir.path());
+        let client = Client::new(&server);
+
+        // The root opens the home page; every page is served as written.
+        let home = client.get("/");
+        assert_eq!(home.status, 200, "{example}: / {home:?}");
+        assert!(pages.values().any(|p| *p == home.body), "{example}: /");
+        for (name, text) in &pages {
+            let answer = client.get(&format!("/{name}"));
+            assert_eq!(answer.status, 200, "{example}: {name}");
+            assert!(answer.content_type.starts_with("text/html"), "{answer:?}");
+            assert_eq!(&answer.body, text, "{example}: {name}");
+        }
+
+        // Every list the pages load: the empty text the page shows first.
+        let lists: Vec<String> = pages
+            .values()
+            .flat_map(|p| attribute_values(p, "hx-get"))
+            .filter(|r| r.starts_with("/api/lists/"))
+            .collect();
+        assert!(!lists.is_empty(), "{example}");
+        let mut before = BTreeMap::new();
+        for list in &lists {
+            let answer = client.get(list);
+            assert_eq!(answer.status, 200, "{example}: {list} {answer:?}");
+            assert!(answer.content_type.starts_with("text/html"), "{answer:?}");
+            assert!(answer.body.starts_with("<li>"), "{list}: {}", answer.body);
+            before.insert(list.clone(), answer.body);
+        }
+
+        // Every form once; a form whose select has no choices yet waits
+        // for the forms that make them.
+        let forms: Vec<&str> = pages.values().flat_map(|p| elements(p, "form")).collect();
+        assert!(!forms.is_empty(), "{example}");
+        let mut posted = vec![false; forms.len()];
+        for _round in 0..forms.len() {
+            for (i, form) in forms.iter().enumerate() {
+                if posted[i] {
+                    continue;
+                }
+                let Some(values) = fill(&client, form) else {
+                    continue;
+                };
+                let route = attribute(form, "hx-post").unwrap();
+                let answer = client.post(&route, &values);
+                assert_eq!(
+                    answer.status, 200,
+                    "{example}: {route} {values:?}: {answer:?}"
+                );
+                assert!(answer.body.starts_with("Saved "), "{answer:?}");
+                let trigger = answer.trigger.unwrap_or_default();
+                assert!(trigger.ends_with("-changed"), "{route}: {trigger:?}");
+                posted[i] = true;
+            }
+        }
+        let unposted: Vec<_> = forms
+            .iter()
+            .zip(&posted)
+            .filter(|(_, p)| !**p)
+            .map(|(f, _)| attribute(f, "hx-post").unwrap())
+            .collect();
+        assert!(unposted.is_empty(), "{example}: never posted {unposted:?}");
+
+        // The records show in the lists, which the pages reload on the
+        // events the forms trigger.
+        for list in &lists {
+            let answer = client.get(list);
+            assert_eq!(answer.status, 200);
+            assert_ne!(
+                answer.body, before[list],
+                "{example}: {list} did not change"
+            );
+            assert!(answer.body.contains("Sample "), "{list}: {}", answer.body);
+        }
+
+        // Bad input is refused with a message, and stores nothing.
+        for form in &forms {
+            let route = attribute(form, "hx-post").unwrap();
+            let answer = client.post(&route, &[]);
+            assert!(
+                answer.status == 422 || answer.status == 404,
+                "{example}: empty post to {route}: {answer:?}"
+            );
+            assert!(!answer.body.is_empty(), "{route}");
+            assert_eq!(answer.trigger, None, "{route}");
+        }
+        drop(server);
+    }
+}
+
+#[test]
+fn the_expense_app_keeps_to_the_status_flow() {
+    let (dir, _) = app_dir("expense");
+    let server = Server::start(dir.path());
+    let client = Client::new(&server);
+    let form = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let made = client.post(
+        "/api/forms/new_report_form",
+        &form(&[("title", "Trip to Lyon"), ("submitter", "ann@example.org")]),
+    );
+    assert_eq!(made.status, 200, "{made:?}");
+    assert!(
+        client
+            .get("/api/lists/report_list")
+            .body
+            .contains("Trip to Lyon · ann@example.org · Draft"),
+    );
+
+    // A draft cannot be approved: it must be submitted first.
+    let early = client.post(
+        "/api/forms/approval_form",
+        &form(&[("id", "1"), ("decision", "approved")]),
+    );
+    assert_eq!(early.status, 409, "{early:?}");
+    assert_eq!(early.body, "Status: cannot move from Draft to Approved.");
+
+    let submitted = client.post(
+        "/api/forms/submit_form",
+        &form(&[("id", "1"), ("status", "submitted")]),
+    );
+    assert_eq!(submitted.status, 200, "{submitted:?}");
+    let approved = client.post(
+        "/api/forms/approval_form",
+        &form(&[("id", "1"), ("decision", "approved"), ("note", "Fine")]),
+    );
+    assert_eq!(approved.status, 200, "{approved:?}");
+    let queue = client.get("/api/lists/approval_queue").body;
+    assert!(queue.contains("Approved · Fine"), "{queue}");
+
+    // Approved is final; a line item must name a report that exists.
+    let reopen = client.post(
+        "/api/forms/submit_form",
+        &form(&[("id", "1"), ("status", "draft")]),
+    );
+    assert_eq!(reopen.status, 409, "{reopen:?}");
+    let orphan = client.post(
+        "/api/forms/new_line_item_form",
+        &form(&[
+            ("report", "7"),
+            ("description", "Taxi"),
+            ("amount", "12.50"),
+            ("spent_on", "2026-11-29"),
+        ]),
+    );
+    assert_eq!(orphan.status, 409, "{orphan:?}");
+    assert_eq!(orphan.body, "Report: there is no expense report #7.");
+    let bad_amount = client.post(
+        "/api/forms/new_line_item_form",
+        &form(&[
+            ("report", "1"),
+            ("description", "Taxi"),
+            ("amount", "twelve"),
+            ("spent_on", "2026-11-29"),
+        ]),
+    );
+    assert_eq!(bad_amount.status, 422, "{bad_amount:?}");
+    assert!(bad_amount.body.starts_with("amount: "), "{bad_amount:?}");
+}
