@@ -25,11 +25,7 @@ impl Generator for Compose {
 
     fn extract(model: &Model) -> Result<Value> {
         let ui = Ui::read(model)?;
-        let home = match &ui.app.home {
-            Some((iri, path)) => Some((iri.clone(), seams_ui_model::page_file(path))),
-            None => ui.pages.first().map(|p| (p.iri.clone(), p.file())),
-        };
-        let Some((home, home_file)) = home else {
+        let Some((home, home_file)) = ui.home() else {
             return Err(Error::msg(
                 "the model has no ui:Page; the compose generator serves pages",
             ));

@@ -29,11 +29,7 @@ pub fn extract(model: &Model) -> Result<Value> {
                 .into()
         })
         .collect();
-    // The home page, or the first page.
-    let home = match &ui.app.home {
-        Some((iri, path)) => Some((iri.clone(), seams_ui_model::page_file(path))),
-        None => ui.pages.first().map(|p| (p.iri.clone(), p.file())),
-    };
+    let home = ui.home();
     let app = ViewObject::new(&ui.app.iri)
         .field("title", ui.app.title.as_str())
         .field(
@@ -201,18 +197,7 @@ fn relation(ui: &Ui, r: &Relation) -> Value {
 }
 
 fn list(ui: &Ui, c: &Component) -> Value {
-    let links: Vec<Value> = c
-        .flows
-        .iter()
-        .map(|f| {
-            ViewObject::new(&f.iri)
-                .origin(&f.event)
-                .origin(&f.target)
-                .field("href", f.href.as_str())
-                .field("label", f.label.as_str())
-                .into()
-        })
-        .collect();
+    let links: Vec<Value> = c.flows.iter().map(|f| f.link().into()).collect();
     ViewObject::new(&c.iri)
         .field("slug", c.slug.as_str())
         .field("label", c.label.as_str())

@@ -43,17 +43,7 @@ pub fn extract(model: &Model) -> Result<Value> {
 }
 
 fn links(flows: &[Flow]) -> Vec<Value> {
-    flows
-        .iter()
-        .map(|f| {
-            ViewObject::new(&f.iri)
-                .origin(&f.event)
-                .origin(&f.target)
-                .field("label", f.label.as_str())
-                .field("href", f.href.as_str())
-                .into()
-        })
-        .collect()
+    flows.iter().map(|f| f.link().into()).collect()
 }
 
 /// An entity as a component or field refers to it.

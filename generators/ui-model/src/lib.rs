@@ -7,7 +7,7 @@
 //! routes and order. Whatever the model gets wrong is an error naming the
 //! resource and property.
 
-use seams_sdk::{Error, Model, Result};
+use seams_sdk::{Error, Model, Result, ViewObject};
 
 mod queries;
 
@@ -140,6 +140,18 @@ pub struct Flow {
     pub href: String,
 }
 
+impl Flow {
+    /// The flow as a link's view object: `label` and `href`, traced to the
+    /// flow, its event and its target page.
+    pub fn link(&self) -> ViewObject {
+        ViewObject::new(&self.iri)
+            .origin(&self.event)
+            .origin(&self.target)
+            .field("label", self.label.as_str())
+            .field("href", self.href.as_str())
+    }
+}
+
 /// A `ui:Entity`.
 #[derive(Debug, Clone)]
 pub struct Entity {
@@ -241,6 +253,15 @@ impl Ui {
     /// message names the resource and property).
     pub fn read(model: &Model) -> Result<Ui> {
         queries::read(model)
+    }
+
+    /// The page the application opens on: its `ui:homePage`, else its
+    /// first page; (page IRI, file).
+    pub fn home(&self) -> Option<(String, String)> {
+        match &self.app.home {
+            Some((iri, path)) => Some((iri.clone(), page_file(path))),
+            None => self.pages.first().map(|p| (p.iri.clone(), p.file())),
+        }
     }
 
     /// The entity with IRI `iri`.
