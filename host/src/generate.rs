@@ -357,10 +357,18 @@ pub fn lock_for(
     previous: Option<&Lock>,
 ) -> Lock {
     let out_dir = posix(&project.output_dir);
+    // A failed generator's entries are the old ones: the lock must not
+    // claim that this seams.toml was generated, or the next generate would
+    // find everything "up to date" and not run the generator again.
+    let manifest_sha256 = if generation.failures.is_empty() {
+        inputs.manifest_sha256.clone()
+    } else {
+        String::new()
+    };
     let mut lock = Lock {
         lock_version: LOCK_VERSION,
         model_hash: generation.model_hash.clone(),
-        manifest_sha256: inputs.manifest_sha256.clone(),
+        manifest_sha256,
         generators: Vec::new(),
         outputs: Vec::new(),
     };
@@ -410,7 +418,9 @@ pub fn lock_for(
 /// every locked file match the lock, it runs nothing and writes nothing.
 /// Otherwise each file is replaced atomically, orphans that still match the
 /// lock are deleted, and the lock is written last. A failed generator
-/// writes nothing and keeps its entries in the lock.
+/// writes nothing and keeps its entries in the lock, which then makes the
+/// next generate run again; when every generator fails, nothing at all is
+/// written.
 ///
 /// # Errors
 ///
@@ -430,6 +440,7 @@ pub fn generate(
     }
     let out_path = project.output_path();
     let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
+    let out_existed = out_path.is_dir();
     let out = OutputDir::open(&out_path).map_err(io(out_path.clone()))?;
     if let Some(lock) = &previous
         && up_to_date(project, &inputs, lock, &out)?
@@ -441,6 +452,18 @@ pub fn generate(
     }
 
     let generation = run_with_inputs(project, runtime, &inputs);
+    if generation.runs.is_empty() {
+        // Every generator failed: there is nothing to write, and the old
+        // lock (if any) still describes the files on disk.
+        if !out_existed {
+            // Only ever removes the empty directory opened above.
+            let _ = std::fs::remove_dir(&out_path);
+        }
+        return Ok(GenerateReport {
+            failures: generation.failures.into_iter().map(|(_, e)| e).collect(),
+            ..GenerateReport::default()
+        });
+    }
     let audits = crate::audit::audit(project, &generation, previous.as_ref(), Some(&out))?;
     let out_prefix = posix(&project.output_dir);
     let shown = |path: &str| format!("{out_prefix}/{path}");

@@ -21,7 +21,8 @@ pub struct Lock {
     pub lock_version: u32,
     /// The model hash the outputs were generated from.
     pub model_hash: String,
-    /// The sha256 of `seams.toml` when they were generated.
+    /// The sha256 of `seams.toml` when they were generated; empty when a
+    /// generator failed then, so that the next generate runs again.
     pub manifest_sha256: String,
     /// Every generator that ran, sorted by name.
     pub generators: Vec<LockedGenerator>,

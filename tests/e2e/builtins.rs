@@ -238,3 +238,39 @@ fn the_cross_check_sees_a_route_the_api_does_not_serve() {
         ["/api/lists/b"]
     );
 }
+
+#[test]
+fn a_model_that_breaks_the_vocabulary_is_refused_naming_the_resource() {
+    let model = std::fs::read_to_string(repo_root().join("examples/chat/model.ttl")).unwrap();
+    let cases = [
+        (
+            model.replace("ui:name \"Message\"", "ui:name \"message\""),
+            "entity <https://example.org/chat#Message> has ui:name \"message\"; use an uppercase letter, then letters and digits",
+        ),
+        (
+            model.replace("ui:binds chat:author ", "ui:binds chat:topic "),
+            "field <https://example.org/chat#author_field> binds <https://example.org/chat#topic> of entity <https://example.org/chat#Conversation>, but its form <https://example.org/chat#new_message_form> does not create or update that entity",
+        ),
+        (
+            model.replace("ui:inputType \"textarea\"", "ui:inputType \"slider\""),
+            "field <https://example.org/chat#body_field> has ui:inputType \"slider\"; use one of text, textarea, email, number, date, checkbox, select",
+        ),
+    ];
+    for (broken, message) in cases {
+        let p = seams_tests::TempProject::new(
+            &broken,
+            "[[generator]]\nbuiltin = \"htmx\"\n[[generator]]\nbuiltin = \"fastapi\"\n[[generator]]\nbuiltin = \"compose\"\n",
+        );
+        let run = seams_tests::seams(&["generate", "--project", p.path().to_str().unwrap()]);
+        assert_eq!(run.code, 1, "{run:?}");
+        for generator in builtin::NAMES {
+            assert!(
+                run.stderr.contains(&format!("generator {generator}: "))
+                    && run.stderr.contains(message),
+                "{generator}: {}",
+                run.stderr
+            );
+        }
+        assert!(!p.path().join("out").exists(), "nothing is written");
+    }
+}

@@ -183,6 +183,36 @@ fn an_unchanged_project_runs_nothing_and_touches_nothing() {
     assert!(!run(&p, &["generate"]).stdout.starts_with("up to date"));
 }
 
+#[test]
+fn a_failed_generator_runs_again_on_the_next_generate() {
+    let p = chat();
+    edit(
+        &p,
+        "model.ttl",
+        "ui:name \"Message\"",
+        "ui:name \"message\"",
+    );
+    let failed = run(&p, &["generate"]);
+    assert_eq!(failed.code, 1, "{failed:?}");
+    let again = run(&p, &["generate"]);
+    assert_eq!(again.code, 1, "not up to date after a failure: {again:?}");
+    assert!(
+        again.stderr.contains("ui:name \"message\""),
+        "{}",
+        again.stderr
+    );
+
+    edit(
+        &p,
+        "model.ttl",
+        "ui:name \"message\"",
+        "ui:name \"Message\"",
+    );
+    assert_eq!(run(&p, &["generate"]).code, 0);
+    assert!(run(&p, &["generate"]).stdout.starts_with("up to date"));
+    assert_eq!(run(&p, &["check"]).code, 0);
+}
+
 /// Replaces sha256 digests (which change with the fixture's code) by
 /// `[sha256]`, keeping the rest of a message for its snapshot.
 fn redact_hashes(text: &str) -> String {
