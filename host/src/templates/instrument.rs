@@ -36,7 +36,11 @@ pub(super) fn instrument(
     register: &mut dyn FnMut(usize) -> usize,
 ) -> Result<String, TemplateError> {
     let mut out = String::with_capacity(source.len() * 2);
+    // The candidates for a line's enclosing view object, one entry per open
+    // block that names some (loop targets, macro parameters, an `if`'s
+    // plain-path condition), and which block each entry is for.
     let mut scopes: Vec<Vec<String>> = Vec::new();
+    let mut blocks: Vec<&str> = Vec::new();
     let mut pos = 0;
     let mut line = 1;
     // The template line that already has a mark in the current run of text
@@ -143,11 +147,33 @@ pub(super) fn instrument(
                         out.push_str(d.block.1);
                     }
                     _ => {
+                        let opened = match keyword {
+                            "for" => Some(for_targets(trimmed)),
+                            "macro" | "call" => Some(parameters(trimmed)),
+                            // The lines an `if` chose depend on what its
+                            // condition read: a view object there encloses
+                            // them. Not so for `else`.
+                            "if" => Some(condition_path(&trimmed[2..])),
+                            _ => None,
+                        };
+                        if let Some(names) = opened {
+                            scopes.push(names);
+                            blocks.push(keyword);
+                        }
                         match keyword {
-                            "for" => scopes.push(for_targets(trimmed)),
-                            "macro" | "call" => scopes.push(parameters(trimmed)),
-                            "endfor" | "endmacro" | "endcall" => {
+                            "elif" | "else" if blocks.last() == Some(&"if") => {
+                                let names = if keyword == "elif" {
+                                    condition_path(&trimmed[4..])
+                                } else {
+                                    Vec::new()
+                                };
+                                if let Some(top) = scopes.last_mut() {
+                                    *top = names;
+                                }
+                            }
+                            "endfor" | "endmacro" | "endcall" | "endif" => {
                                 scopes.pop();
+                                blocks.pop();
                             }
                             _ => {}
                         }
@@ -339,6 +365,17 @@ fn for_targets(tag: &str) -> Vec<String> {
     names
 }
 
+/// `if a.b` -> `[a.b]`: a condition that is a plain path is a candidate;
+/// any other condition names none.
+fn condition_path(condition: &str) -> Vec<String> {
+    let path = condition.trim();
+    if !path.is_empty() && path.split('.').all(is_identifier) {
+        vec![path.to_owned()]
+    } else {
+        Vec::new()
+    }
+}
+
 /// `macro m(a, b=1)` or `call(a) m()` -> `[a, b]`.
 fn parameters(tag: &str) -> Vec<String> {
     let Some(open) = tag.find('(') else {
@@ -423,6 +460,19 @@ mod tests {
     }
 
     #[test]
+    fn an_if_on_a_plain_path_is_a_candidate_in_its_branch_only() {
+        let (out, _) = run(
+            "{% for c in cs %}{% if c.db %}\nx\n{% elif c.other %}\ny\n{% else %}\nz\n{% endif %}\nw\n{% endfor %}\n",
+        );
+        assert!(out.contains("x{{ __seams_line(0, c.db, c) }}"), "{out}");
+        assert!(out.contains("y{{ __seams_line(1, c.other, c) }}"), "{out}");
+        assert!(out.contains("z{{ __seams_line(2, c) }}"), "{out}");
+        assert!(out.contains("w{{ __seams_line(3, c) }}"), "{out}");
+        let (out, _) = run("{% if a == 1 %}\nx\n{% endif %}\n");
+        assert!(out.contains("x{{ __seams_line(0) }}"), "{out}");
+    }
+
+    #[test]
     fn a_path_keeps_its_owner_through_filters_without_arguments() {
         assert_eq!(owner_path(" a.b.c|tojson | upper "), Some("a.b"));
         assert_eq!(owner_path("a.b|default(x.y)"), None);
@@ -455,7 +505,7 @@ mod tests {
         let (out, lines) = run("x {{\n  a\n}} y\n{% if\n  b %}z{% endif %}\n");
         assert_eq!(
             out,
-            "x {{ __seams_value(0, (a), none) }} y{{ __seams_line(1) }}\n{% if\n  b %}z{{ __seams_line(2) }}{% endif %}\n"
+            "x {{ __seams_value(0, (a), none) }} y{{ __seams_line(1) }}\n{% if\n  b %}z{{ __seams_line(2, b) }}{% endif %}\n"
         );
         assert_eq!(lines, [1, 3, 5]);
     }
@@ -470,7 +520,7 @@ mod tests {
         let (out, _) = run("a{% if x %}b{% endif %}\n");
         assert_eq!(
             out,
-            "a{{ __seams_line(0) }}{% if x %}b{{ __seams_line(1) }}{% endif %}\n"
+            "a{{ __seams_line(0) }}{% if x %}b{{ __seams_line(1, x) }}{% endif %}\n"
         );
     }
 

@@ -148,9 +148,9 @@ def conflict_message(row: Message, old: Optional[Message]) -> Optional[str]:  [g
 # --- Pages -------------------------------------------------------------------  [fixed]
 
 
-@app.get("/", include_in_schema=False)  [fixed]
-def home() -> RedirectResponse:  [fixed]
-    """The application opens on its home page."""  [fixed]
+@app.get("/", include_in_schema=False)  [graph: chat:app, chat:conversations_page]
+def home() -> RedirectResponse:  [graph: chat:app, chat:conversations_page]
+    """The application opens on its home page."""  [graph: chat:app, chat:conversations_page]
     return RedirectResponse("/conversations.html")  [graph: chat:app, chat:conversations_page]
 
 
@@ -238,7 +238,7 @@ async def form_new_conversation_form(request: Request) -> HTMLResponse:  [graph:
     return saved("conversation-changed", "Saved %s #%d." % ("conversation", key))  [graph: chat:Conversation]
 
 
-@app.post("/api/forms/new_message_form", response_class=HTMLResponse)  [graph: chat:new_message_form]
+@app.post("/api/forms/new_message_form", response_class=HTMLResponse)  [graph: chat:new_message_form, chat:send_message]
 async def form_new_message_form(request: Request) -> HTMLResponse:  [graph: chat:new_message_form]
     """The new_message_form form: makes one message."""  [graph: chat:Message, chat:new_message_form]
     data = form_data(await request.body())  [graph: chat:new_message_form]

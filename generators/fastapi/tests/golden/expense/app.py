@@ -176,9 +176,9 @@ def conflict_line_item(row: LineItem, old: Optional[LineItem]) -> Optional[str]:
 # --- Pages -------------------------------------------------------------------  [fixed]
 
 
-@app.get("/", include_in_schema=False)  [fixed]
-def home() -> RedirectResponse:  [fixed]
-    """The application opens on its home page."""  [fixed]
+@app.get("/", include_in_schema=False)  [graph: exp:app, exp:reports_page]
+def home() -> RedirectResponse:  [graph: exp:app, exp:reports_page]
+    """The application opens on its home page."""  [graph: exp:app, exp:reports_page]
     return RedirectResponse("/reports.html")  [graph: exp:app, exp:reports_page]
 
 
