@@ -367,6 +367,7 @@ pub fn lock_for(
     };
     let mut lock = Lock {
         lock_version: LOCK_VERSION,
+        seams_version: env!("CARGO_PKG_VERSION").to_owned(),
         model_hash: generation.model_hash.clone(),
         manifest_sha256,
         generators: Vec::new(),
@@ -557,8 +558,8 @@ fn check_pins(project: &Project, inputs: &Inputs, lock: &Lock) -> Result<(), Gen
     Ok(())
 }
 
-/// Whether the model, `seams.toml`, every component and every locked file
-/// are exactly as the lock records them.
+/// Whether the seams version, the model, `seams.toml`, every component and
+/// every locked file are exactly as the lock records them.
 fn up_to_date(
     project: &Project,
     inputs: &Inputs,
@@ -566,6 +567,7 @@ fn up_to_date(
     out: &OutputDir,
 ) -> Result<bool, GenerateError> {
     if lock.model_hash != inputs.model.hash()
+        || lock.seams_version != env!("CARGO_PKG_VERSION")
         || lock.manifest_sha256 != inputs.manifest_sha256
         || lock.generators.len() != project.generators.len()
     {

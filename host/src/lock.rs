@@ -19,6 +19,11 @@ pub const LOCK_VERSION: u32 = 1;
 pub struct Lock {
     /// The format version, [`LOCK_VERSION`].
     pub lock_version: u32,
+    /// The seams version that generated the outputs: another seams may
+    /// render or trace differently, so it generates again. Locks written
+    /// before this field existed read as "".
+    #[serde(default)]
+    pub seams_version: String,
     /// The model hash the outputs were generated from.
     pub model_hash: String,
     /// The sha256 of `seams.toml` when they were generated; empty when a
@@ -114,6 +119,7 @@ mod tests {
     fn lock() -> Lock {
         Lock {
             lock_version: 1,
+            seams_version: "0.1.0".into(),
             model_hash: "ab".into(),
             manifest_sha256: "ef".into(),
             generators: vec![LockedGenerator {

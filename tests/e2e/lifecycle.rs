@@ -181,6 +181,20 @@ fn an_unchanged_project_runs_nothing_and_touches_nothing() {
     // Any input changing means work again: seams.toml here.
     edit(&p, "seams.toml", "[model]", "# a comment\n[model]");
     assert!(!run(&p, &["generate"]).stdout.starts_with("up to date"));
+
+    // Another seams may render or trace differently: it generates again,
+    // and with the same bytes rewrites only the lock.
+    let version = format!("\"seams_version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+    edit(&p, "seams.lock", &version, "\"seams_version\": \"0.0.1\"");
+    let other = run(&p, &["generate"]);
+    assert_eq!(other.code, 0, "{other:?}");
+    assert!(!other.stdout.starts_with("up to date"), "{}", other.stdout);
+    assert!(other.stdout.contains("0 written"), "{}", other.stdout);
+    assert!(
+        std::fs::read_to_string(p.path().join("seams.lock"))
+            .unwrap()
+            .contains(&version)
+    );
 }
 
 #[test]
