@@ -282,6 +282,10 @@ fn a_model_that_breaks_the_vocabulary_is_refused_naming_the_resource() {
             "field <https://example.org/chat#author_field> binds <https://example.org/chat#topic> of entity <https://example.org/chat#Conversation>, but its form <https://example.org/chat#new_message_form> does not create or update that entity",
         ),
         (
+            model.replace("ui:path \"thread\"", "ui:path \"conversations\""),
+            "pages <https://example.org/chat#conversations_page> and <https://example.org/chat#thread_page> would share the file and function name \"conversations\"; give them different ui:path values",
+        ),
+        (
             model.replace("ui:inputType \"textarea\"", "ui:inputType \"slider\""),
             "field <https://example.org/chat#body_field> has ui:inputType \"slider\"; use one of text, textarea, email, number, date, checkbox, select",
         ),

@@ -25,7 +25,7 @@ pub fn extract(model: &Model) -> Result<Value> {
             ViewObject::new(&p.iri)
                 .field("title", p.title.as_str())
                 .field("file", p.file())
-                .field("function", format!("page_{}", p.path.replace('-', "_")))
+                .field("function", format!("page_{}", python_name(&p.path)))
                 .into()
         })
         .collect();
@@ -48,6 +48,12 @@ pub fn extract(model: &Model) -> Result<Value> {
         "forms": forms,
         "pages": pages,
     }))
+}
+
+/// A route slug as part of a Python function name (`new-item` →
+/// `new_item`); `Ui::read` makes sure no two collide.
+fn python_name(slug: &str) -> String {
+    slug.replace('-', "_")
 }
 
 /// `expense_report` → `EXPENSE_REPORT_STORE`.
@@ -200,6 +206,7 @@ fn list(ui: &Ui, c: &Component) -> Value {
     let links: Vec<Value> = c.flows.iter().map(|f| f.link().into()).collect();
     ViewObject::new(&c.iri)
         .field("slug", c.slug.as_str())
+        .field("function", python_name(&c.slug))
         .field("label", c.label.as_str())
         .field("empty_text", c.empty_text.as_str())
         .field("entity", entity_ref(ui, c.entity.as_deref().unwrap_or("")))
@@ -228,6 +235,7 @@ fn form(ui: &Ui, c: &Component) -> Value {
         .collect();
     ViewObject::new(&c.iri)
         .field("slug", c.slug.as_str())
+        .field("function", python_name(&c.slug))
         .field("label", c.label.as_str())
         .field("update", c.kind == Kind::UpdateForm)
         .field("entity", entity_ref(ui, c.entity.as_deref().unwrap_or("")))

@@ -112,7 +112,7 @@ def {{ page.function }}() -> FileResponse:
 
 
 @app.get("/api/lists/{{ list.slug }}", response_class=HTMLResponse)
-def list_{{ list.slug }}() -> str:
+def list_{{ list.function }}() -> str:
     """The {{ list.slug }} list: every {{ list.entity.slug }}, oldest first."""
 {% if list.links %}
     links = "".join(
@@ -153,7 +153,7 @@ def options_{{ entity.slug }}() -> str:
 
 
 @app.post("/api/forms/{{ form.slug }}", response_class=HTMLResponse)
-async def form_{{ form.slug }}(request: Request) -> HTMLResponse:
+async def form_{{ form.function }}(request: Request) -> HTMLResponse:
 {% if form.update %}
     """The {{ form.slug }} form: changes one {{ form.entity.slug }}."""
     data = form_data(await request.body())

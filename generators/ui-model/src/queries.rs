@@ -284,7 +284,49 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
         entities,
     };
     check_fields(&ui)?;
+    check_unique_names(&ui)?;
     Ok(ui)
+}
+
+/// Routes, HTML ids, Python classes and functions are named after
+/// components and entities, so two must not share a name.
+fn check_unique_names(ui: &Ui) -> Result<()> {
+    let mut components: Vec<(String, &str)> = ui
+        .components()
+        .map(|c| (c.slug.replace('-', "_"), c.iri.as_str()))
+        .collect();
+    components.sort();
+    if let Some(w) = components.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Error::msg(format!(
+            "components <{}> and <{}> would share the route and function name {:?}; rename one IRI's local name",
+            w[0].1, w[1].1, w[0].0
+        )));
+    }
+    let mut pages: Vec<(String, &str)> = ui
+        .pages
+        .iter()
+        .map(|p| (p.path.replace('-', "_"), p.iri.as_str()))
+        .collect();
+    pages.sort();
+    if let Some(w) = pages.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Error::msg(format!(
+            "pages <{}> and <{}> would share the file and function name {:?}; give them different ui:path values",
+            w[0].1, w[1].1, w[0].0
+        )));
+    }
+    let mut entities: Vec<(&str, &str)> = ui
+        .entities
+        .iter()
+        .map(|e| (e.slug.as_str(), e.iri.as_str()))
+        .collect();
+    entities.sort();
+    if let Some(w) = entities.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Error::msg(format!(
+            "entities <{}> and <{}> would share the route and store name {:?}; give them different ui:name values",
+            w[0].1, w[1].1, w[0].0
+        )));
+    }
+    Ok(())
 }
 
 fn read_entities(model: &Model) -> Result<Vec<Entity>> {
