@@ -12,3 +12,4 @@ mod inspect;
 mod lifecycle;
 mod sandbox;
 mod trace;
+mod vocabulary;
