@@ -1,7 +1,8 @@
 // Clicks through generated htmx pages the way a user would, in jsdom (a
 // browser DOM that runs the pages' scripts), against a running generated
 // API: loads each page, lets htmx load its lists and selects, fills and
-// submits every form, and reports what the page showed, as JSON on stdout.
+// submits every form, then opens the first item link of each page's lists,
+// and reports what the pages showed, as JSON on stdout.
 //
 //   node click-through.js BASE_URL PAGE...
 //
@@ -96,7 +97,9 @@ async function visit(base, page) {
     fill(form);
     const selects = [...form.querySelectorAll("select")].map((s) => ({
       name: s.name,
+      entity: s.dataset.entity || null,
       options: s.options.length,
+      value: s.value,
     }));
     form.requestSubmit();
     await settle(state);
@@ -126,6 +129,10 @@ async function visit(base, page) {
     report.forms.push(entry);
   }
   report.lists_after = [...doc.querySelectorAll("ul")].map(text);
+  // The links list items offer: a page with that item selected.
+  report.item_links = [...doc.querySelectorAll("ul li a.flow")].map((a) =>
+    a.getAttribute("href"),
+  );
   dom.window.close();
   return report;
 }
@@ -134,6 +141,10 @@ async function visit(base, page) {
   const [base, ...pages] = process.argv.slice(2);
   const reports = [];
   for (const page of pages) reports.push(await visit(base, page));
+  // Then each page's first item link, as a user picking a record would.
+  for (const link of reports.flatMap((r) => r.item_links.slice(0, 1))) {
+    reports.push({ ...(await visit(base, link)), followed: true });
+  }
   process.stdout.write(JSON.stringify(reports, null, 2) + "\n");
 })().catch((e) => {
   process.stderr.write(`${e.stack || e}\n`);

@@ -465,7 +465,81 @@ fn each_generated_app_can_be_clicked_through_in_a_browser_dom() {
                 );
             }
         }
-        assert_eq!(reports.as_array().unwrap().len(), pages.len());
+        // Every page, then a page opened from a list item with it selected:
+        // its selects of that entity choose it.
+        let reports = reports.as_array().unwrap();
+        let followed: Vec<&serde_json::Value> =
+            reports.iter().filter(|r| r["followed"] == true).collect();
+        assert_eq!(reports.len(), pages.len() + followed.len());
+        assert!(
+            !followed.is_empty(),
+            "{example}: no list item links to a page"
+        );
+        for page in followed {
+            let link = page["page"].as_str().unwrap();
+            let (_, query) = link.split_once('?').expect("an item link selects its item");
+            let (entity, key) = query.split_once('=').unwrap();
+            let selects: Vec<&serde_json::Value> = page["forms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|f| f["selects"].as_array().unwrap())
+                .filter(|s| s["entity"] == entity)
+                .collect();
+            assert!(
+                !selects.is_empty(),
+                "{example}: {link} has no select of {entity}"
+            );
+            for select in selects {
+                assert_eq!(select["value"], key, "{example}: {link}: {select}");
+            }
+        }
         drop(server);
     }
+}
+
+#[test]
+fn a_selected_record_narrows_the_lists_of_what_refers_to_it() {
+    let (dir, _) = app_dir("chat");
+    let server = Server::start(dir.path());
+    let client = Client::new(&server);
+    let form = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    for topic in ["Lunch", "Holidays"] {
+        let made = client.post(
+            "/api/forms/new_conversation_form",
+            &form(&[("topic", topic)]),
+        );
+        assert_eq!(made.status, 200, "{made:?}");
+    }
+    for (conversation, body) in [("1", "Pizza?"), ("2", "Beach!")] {
+        let sent = client.post(
+            "/api/forms/new_message_form",
+            &form(&[
+                ("conversation", conversation),
+                ("author", "Ann"),
+                ("body", body),
+            ]),
+        );
+        assert_eq!(sent.status, 200, "{sent:?}");
+    }
+    let conversations = client.get("/api/lists/conversation_list").body;
+    assert!(
+        conversations
+            .contains(r#"<a class="flow" href="thread.html?conversation=2">Open the thread</a>"#),
+        "{conversations}"
+    );
+    let all = client.get("/api/lists/message_list").body;
+    assert!(all.contains("Pizza?") && all.contains("Beach!"), "{all}");
+    let second = client.get("/api/lists/message_list?conversation=2").body;
+    assert!(
+        second.contains("Beach!") && !second.contains("Pizza?"),
+        "{second}"
+    );
+    let none = client.get("/api/lists/message_list?conversation=3").body;
+    assert_eq!(none, "<li>No messages in this thread.</li>");
 }

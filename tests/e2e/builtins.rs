@@ -54,7 +54,7 @@ const KNOWN_GAPS: &[KnownGap] = &[
         generator: "fastapi",
         example: "chat",
         output: "app.py",
-        line: 241,
+        line: 251,
         term: "chat:send_message",
         reason: UNREAD_SUBMIT_EVENT,
     },

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, Optional
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field, ValidationError
 
@@ -172,27 +172,37 @@ def page_thread() -> FileResponse:
 @app.get("/api/lists/conversation_list", response_class=HTMLResponse)
 def list_conversation_list() -> str:
     """The conversation_list list: every conversation, oldest first."""
-    links = "".join(
-        f' <a class="flow" href="{href}">{html.escape(label)}</a>'
-        for href, label in [
-            ("thread.html", "Open the thread"),
-        ]
-    )
-    items = [
-        f"<li>{describe_conversation(key, row)}{links}</li>"
+    rows = [
+        (key, row)
         for key, row in CONVERSATION_STORE.rows.items()
+    ]
+    # Each item opens the flows' pages with it selected.
+    links = [
+        ("thread.html", "Open the thread"),
+    ]
+    items = [
+        f"<li>{describe_conversation(key, row)}"
+        + "".join(
+            f' <a class="flow" href="{href}?conversation={key}">{html.escape(label)}</a>'
+            for href, label in links
+        )
+        + "</li>"
+        for key, row in rows
     ]
     return "\n".join(items) or "<li>" + html.escape("No conversations yet.") + "</li>"
 
 
 @app.get("/api/lists/message_list", response_class=HTMLResponse)
-def list_message_list() -> str:
-    """The message_list list: every message, oldest first."""
-    links = ""
-    items = [
-        f"<li>{describe_message(key, row)}{links}</li>"
+def list_message_list(
+    selected_conversation: Optional[int] = Query(None, alias="conversation"),
+) -> str:
+    """The message_list list: every message, oldest first, or those of the record selected."""
+    rows = [
+        (key, row)
         for key, row in MESSAGE_STORE.rows.items()
+        if selected_conversation is None or row.conversation == selected_conversation
     ]
+    items = [f"<li>{describe_message(key, row)}</li>" for key, row in rows]
     return "\n".join(items) or "<li>" + html.escape("No messages in this thread.") + "</li>"
 
 

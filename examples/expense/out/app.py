@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, Optional
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field, ValidationError
 
@@ -206,38 +206,48 @@ def page_approvals() -> FileResponse:
 @app.get("/api/lists/report_list", response_class=HTMLResponse)
 def list_report_list() -> str:
     """The report_list list: every expense_report, oldest first."""
-    links = "".join(
-        f' <a class="flow" href="{href}">{html.escape(label)}</a>'
-        for href, label in [
-            ("report.html", "Add line items"),
-        ]
-    )
-    items = [
-        f"<li>{describe_expense_report(key, row)}{links}</li>"
+    rows = [
+        (key, row)
         for key, row in EXPENSE_REPORT_STORE.rows.items()
+    ]
+    # Each item opens the flows' pages with it selected.
+    links = [
+        ("report.html", "Add line items"),
+    ]
+    items = [
+        f"<li>{describe_expense_report(key, row)}"
+        + "".join(
+            f' <a class="flow" href="{href}?expense_report={key}">{html.escape(label)}</a>'
+            for href, label in links
+        )
+        + "</li>"
+        for key, row in rows
     ]
     return "\n".join(items) or "<li>" + html.escape("No reports yet.") + "</li>"
 
 
 @app.get("/api/lists/line_item_list", response_class=HTMLResponse)
-def list_line_item_list() -> str:
-    """The line_item_list list: every line_item, oldest first."""
-    links = ""
-    items = [
-        f"<li>{describe_line_item(key, row)}{links}</li>"
+def list_line_item_list(
+    selected_expense_report: Optional[int] = Query(None, alias="expense_report"),
+) -> str:
+    """The line_item_list list: every line_item, oldest first, or those of the record selected."""
+    rows = [
+        (key, row)
         for key, row in LINE_ITEM_STORE.rows.items()
+        if selected_expense_report is None or row.report == selected_expense_report
     ]
+    items = [f"<li>{describe_line_item(key, row)}</li>" for key, row in rows]
     return "\n".join(items) or "<li>" + html.escape("No line items yet.") + "</li>"
 
 
 @app.get("/api/lists/approval_queue", response_class=HTMLResponse)
 def list_approval_queue() -> str:
     """The approval_queue list: every expense_report, oldest first."""
-    links = ""
-    items = [
-        f"<li>{describe_expense_report(key, row)}{links}</li>"
+    rows = [
+        (key, row)
         for key, row in EXPENSE_REPORT_STORE.rows.items()
     ]
+    items = [f"<li>{describe_expense_report(key, row)}</li>" for key, row in rows]
     return "\n".join(items) or "<li>" + html.escape("Nothing to approve.") + "</li>"
 
 

@@ -204,6 +204,29 @@ fn relation(ui: &Ui, r: &Relation) -> Value {
 
 fn list(ui: &Ui, c: &Component) -> Value {
     let links: Vec<Value> = c.flows.iter().map(|f| f.link().into()).collect();
+    // A record selected on another page (`?<entity>=<key>`) narrows the
+    // list to the records that refer to it, one query parameter per
+    // related entity (the first relation to it wins).
+    let mut filters: Vec<Value> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    if let Some(entity) = c.entity.as_deref().and_then(|e| ui.entity(e)) {
+        for r in &entity.relations {
+            let Some(target) = ui.entity(&r.target) else {
+                continue;
+            };
+            if seen.contains(&target.slug.as_str()) {
+                continue;
+            }
+            seen.push(&target.slug);
+            filters.push(
+                ViewObject::new(&r.iri)
+                    .origin(&target.iri)
+                    .field("param", target.slug.as_str())
+                    .field("member", r.name.as_str())
+                    .into(),
+            );
+        }
+    }
     ViewObject::new(&c.iri)
         .field("slug", c.slug.as_str())
         .field("function", python_name(&c.slug))
@@ -211,6 +234,7 @@ fn list(ui: &Ui, c: &Component) -> Value {
         .field("empty_text", c.empty_text.as_str())
         .field("entity", entity_ref(ui, c.entity.as_deref().unwrap_or("")))
         .field("links", links)
+        .field("filters", filters)
         .into()
 }
 

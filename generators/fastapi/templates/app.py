@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, Optional
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field, ValidationError
 
@@ -112,24 +112,43 @@ def {{ page.function }}() -> FileResponse:
 
 
 @app.get("/api/lists/{{ list.slug }}", response_class=HTMLResponse)
+{% if list.filters %}
+def list_{{ list.function }}(
+{% for filter in list.filters %}
+    selected_{{ filter.param }}: Optional[int] = Query(None, alias="{{ filter.param }}"),
+{% endfor %}
+) -> str:
+    """The {{ list.slug }} list: every {{ list.entity.slug }}, oldest first, or those of the record selected."""
+{% else %}
 def list_{{ list.function }}() -> str:
     """The {{ list.slug }} list: every {{ list.entity.slug }}, oldest first."""
-{% if list.links %}
-    links = "".join(
-        f' <a class="flow" href="{href}">{html.escape(label)}</a>'
-        for href, label in [
-{% for link in list.links %}
-            ("{{ link.href }}", {{ link.label|tojson }}),
-{% endfor %}
-        ]
-    )
-{% else %}
-    links = ""
 {% endif %}
-    items = [
-        f"<li>{describe_{{ list.entity.slug }}(key, row)}{links}</li>"
+    rows = [
+        (key, row)
         for key, row in {{ list.entity.store }}.rows.items()
+{% for filter in list.filters %}
+        if selected_{{ filter.param }} is None or row.{{ filter.member }} == selected_{{ filter.param }}
+{% endfor %}
     ]
+{% if list.links %}
+    # Each item opens the flows' pages with it selected.
+    links = [
+{% for link in list.links %}
+        ("{{ link.href }}", {{ link.label|tojson }}),
+{% endfor %}
+    ]
+    items = [
+        f"<li>{describe_{{ list.entity.slug }}(key, row)}"
+        + "".join(
+            f' <a class="flow" href="{href}?{{ list.entity.slug }}={key}">{html.escape(label)}</a>'
+            for href, label in links
+        )
+        + "</li>"
+        for key, row in rows
+    ]
+{% else %}
+    items = [f"<li>{describe_{{ list.entity.slug }}(key, row)}</li>" for key, row in rows]
+{% endif %}
     return "\n".join(items) or "<li>" + html.escape({{ list.empty_text|tojson }}) + "</li>"
 {% endfor %}
 
