@@ -166,6 +166,14 @@ impl Client {
     }
 }
 
+/// Form fields as the client sends them.
+fn form(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// A copy of an example's outputs (sidecars left out) to run the app in,
 /// so nothing is written next to the committed files.
 fn app_dir(example: &str) -> (tempfile::TempDir, BTreeMap<String, String>) {
@@ -324,12 +332,6 @@ fn the_expense_app_keeps_to_the_status_flow() {
     let (dir, _) = app_dir("expense");
     let server = Server::start(dir.path());
     let client = Client::new(&server);
-    let form = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    };
     let made = client.post(
         "/api/forms/new_report_form",
         &form(&[("title", "Trip to Lyon"), ("submitter", "ann@example.org")]),
@@ -503,12 +505,6 @@ fn a_selected_record_narrows_the_lists_of_what_refers_to_it() {
     let (dir, _) = app_dir("chat");
     let server = Server::start(dir.path());
     let client = Client::new(&server);
-    let form = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    };
     for topic in ["Lunch", "Holidays"] {
         let made = client.post(
             "/api/forms/new_conversation_form",
