@@ -98,6 +98,9 @@ enum Command {
         /// The project directory (holding seams.toml).
         #[arg(long, value_name = "DIR", default_value = ".")]
         project: PathBuf,
+        /// The goldens for this project [default: DIR/tests/golden].
+        #[arg(long, value_name = "DIR")]
+        goldens: Option<PathBuf>,
     },
     /// Show what a component is: protocol version, meta, sha256 and size.
     Inspect {
@@ -244,9 +247,18 @@ pub fn run(
             }
             EXIT_OK
         }
-        Command::TestGenerator { dir, project } => {
+        Command::TestGenerator {
+            dir,
+            project,
+            goldens,
+        } => {
             let Some(report) = in_project("test-generator", &project, err, |project, runtime| {
-                Ok(crate::golden::test_generator(&dir, project, runtime)?)
+                Ok(crate::golden::test_generator(
+                    &dir,
+                    goldens.as_deref(),
+                    project,
+                    runtime,
+                )?)
             }) else {
                 return EXIT_FAILURE;
             };

@@ -363,7 +363,7 @@ fn accept(
     crate::scaffold::write_package(&package, scratch.path(), true)
         .map_err(|e| vec![e.to_string()])?;
     let scrub = |text: &str| text.replace(&scratch.path().display().to_string(), "<package>");
-    let report = match test_generator(scratch.path(), project, runtime) {
+    let report = match test_generator(scratch.path(), None, project, runtime) {
         Ok(report) => report,
         Err(SuiteError::Build { output, .. }) => {
             return Err(vec![format!(

@@ -290,3 +290,28 @@ fn a_sources_mismatch_fails_exactly_its_test() {
         "golden match: ok\ndeterminism: ok\noutput parses: ok\nsources name the files: FAILED\n  sources names \"ghost.txt\", which render did not return\n"
     );
 }
+
+#[test]
+fn a_builtin_passes_test_generator_with_its_goldens_for_a_project() {
+    let p = seams_tests::example_project("expense");
+    let goldens = repo_root().join("generators/htmx/tests/golden/expense");
+    let run = seams(&[
+        "test-generator",
+        repo_root().join("generators/htmx").to_str().unwrap(),
+        "--project",
+        p.path().to_str().unwrap(),
+        "--goldens",
+        goldens.to_str().unwrap(),
+    ]);
+    assert_eq!(run.stdout, ALL_OK, "{run:?}");
+    assert_eq!(run.code, 0);
+    // Without --goldens it looks in the package's tests/golden, which holds
+    // one directory per example, not the outputs.
+    let run = test_generator(&p, &repo_root().join("generators/htmx"));
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("tests/golden/reports.html: missing"),
+        "{}",
+        run.stdout
+    );
+}

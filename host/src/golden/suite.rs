@@ -145,7 +145,9 @@ pub fn build(dir: &Path, project: &Project) -> Result<PathBuf, SuiteError> {
         .join(format!("{}.wasm", name.replace('-', "_"))))
 }
 
-/// Builds the package in `dir` and runs the four tests on `project`'s model.
+/// Builds the package in `dir` and runs the four tests on `project`'s model,
+/// with the goldens in `goldens` (default `<dir>/tests/golden`; a package
+/// tested on several projects keeps one directory of goldens per project).
 ///
 /// # Errors
 ///
@@ -153,6 +155,7 @@ pub fn build(dir: &Path, project: &Project) -> Result<PathBuf, SuiteError> {
 /// generator that fails while running fails the tests instead.
 pub fn test_generator(
     dir: &Path,
+    goldens: Option<&Path>,
     project: &Project,
     runtime: &Runtime,
 ) -> Result<SuiteReport, SuiteError> {
@@ -172,12 +175,17 @@ pub fn test_generator(
         outcomes: vec![
             TestOutcome {
                 name: TESTS[0],
-                failures: golden_match(
-                    &dir.join("tests").join("golden"),
-                    "tests/golden",
-                    &first,
-                    &model,
-                ),
+                failures: match goldens {
+                    Some(goldens) => {
+                        golden_match(goldens, &goldens.display().to_string(), &first, &model)
+                    }
+                    None => golden_match(
+                        &dir.join("tests").join("golden"),
+                        "tests/golden",
+                        &first,
+                        &model,
+                    ),
+                },
             },
             TestOutcome {
                 name: TESTS[1],
