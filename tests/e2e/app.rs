@@ -395,6 +395,41 @@ fn the_expense_app_keeps_to_the_status_flow() {
     assert!(bad_amount.body.starts_with("amount: "), "{bad_amount:?}");
 }
 
+/// How long a click-through of one app may take.
+const CLICK_THROUGH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs `command` to completion within `limit`, its output in files under
+/// `dir` (no pipe to fill up); returns its stdout. Killed and reaped on
+/// timeout, so no process is left behind.
+fn run_bounded(mut command: Command, dir: &Path, limit: Duration) -> Vec<u8> {
+    let out = dir.join("command.out");
+    let err = dir.join("command.err");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {command:?} (install Node.js): {e}"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        status.success(),
+        "{command:?} failed ({status}):\n{}",
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    std::fs::read(&out).unwrap()
+}
+
 /// The click-through script and its packages.
 fn browser_script() -> PathBuf {
     let dir = repo_root().join("tests/browser");
@@ -418,18 +453,10 @@ fn each_generated_app_can_be_clicked_through_in_a_browser_dom() {
         let nav = &first[first.find("<nav>").unwrap()..first.find("</nav>").unwrap()];
         let order: Vec<String> = attribute_values(nav, "href");
         assert_eq!(order.len(), pages.len(), "{example}: {order:?}");
-        let output = Command::new("node")
-            .arg(&script)
-            .arg(&server.base)
-            .args(&order)
-            .output()
-            .expect("node runs (install Node.js)");
-        assert!(
-            output.status.success(),
-            "{example}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let reports: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let mut node = Command::new("node");
+        node.arg(&script).arg(&server.base).args(&order);
+        let stdout = run_bounded(node, dir.path(), CLICK_THROUGH_TIMEOUT);
+        let reports: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
         for page in reports.as_array().unwrap() {
             let name = page["page"].as_str().unwrap();
             let at = format!("{example}/{name}");
