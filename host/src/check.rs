@@ -1,5 +1,7 @@
 //! `seams check`: generates in memory and compares with the disk and the
 //! lock, writing nothing. Every problem names the file and what to do.
+//! When the seams version, model, `seams.toml`, components and every locked
+//! file match the lock, it is clean without running a generator.
 //!
 //! The JSON form (`--format json`) is stable:
 //!
@@ -24,6 +26,7 @@ use serde::Serialize;
 use crate::audit::{FileState, audit};
 use crate::generate::{
     ComponentBytes, GenerateError, posix, read_inputs, read_lock, run_with_inputs, source_label,
+    up_to_date,
 };
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, Project};
@@ -127,10 +130,6 @@ pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, Genera
         }
     }
 
-    let generation = run_with_inputs(project, runtime, &inputs);
-    for (_, error) in &generation.failures {
-        problems.push(problem("generator-failed", None, error.to_string()));
-    }
     let out_path = project.output_path();
     let out = if out_path.is_dir() {
         Some(
@@ -142,6 +141,22 @@ pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, Genera
     } else {
         None
     };
+    // What `seams generate` would call up to date is clean: nothing to run.
+    if let (Some(lock), Some(out)) = (&lock, &out)
+        && problems.is_empty()
+        && up_to_date(project, &inputs, lock, out)?
+    {
+        return Ok(CheckReport {
+            check_version: CHECK_VERSION,
+            clean: true,
+            problems,
+        });
+    }
+
+    let generation = run_with_inputs(project, runtime, &inputs);
+    for (_, error) in &generation.failures {
+        problems.push(problem("generator-failed", None, error.to_string()));
+    }
     let prefix = posix(&project.output_dir);
     let audits = audit(project, &generation, lock.as_ref(), out.as_ref())?;
     for a in audits {

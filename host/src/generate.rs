@@ -560,7 +560,7 @@ fn check_pins(project: &Project, inputs: &Inputs, lock: &Lock) -> Result<(), Gen
 
 /// Whether the seams version, the model, `seams.toml`, every component and
 /// every locked file are exactly as the lock records them.
-fn up_to_date(
+pub(crate) fn up_to_date(
     project: &Project,
     inputs: &Inputs,
     lock: &Lock,
