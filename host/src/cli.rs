@@ -376,7 +376,7 @@ fn generate_command(
     if report.up_to_date {
         let _ = writeln!(
             out,
-            "up to date: the model, seams.toml, the components and every output match seams.lock; nothing was run"
+            "up to date: the seams version, the model, seams.toml, the components and every output match seams.lock; nothing was run"
         );
         return EXIT_OK;
     }
