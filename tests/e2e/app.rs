@@ -59,25 +59,35 @@ impl Server {
     /// Starts `app.py` in `dir` on a free loopback port.
     fn start(dir: &Path) -> Server {
         let python = python();
+        Server::listen(dir, "uvicorn", |port| {
+            let mut command = Command::new(&python);
+            command
+                .args(["-m", "uvicorn", "app:app", "--host", "127.0.0.1"])
+                .args(["--port", &port.to_string()])
+                .current_dir(dir)
+                .env("PYTHONDONTWRITEBYTECODE", "1");
+            command
+        })
+    }
+
+    /// Starts the server `command(port)` runs, on a free loopback port,
+    /// logging to a file in `dir`; returns once it accepts connections.
+    fn listen(dir: &Path, name: &str, command: impl Fn(u16) -> Command) -> Server {
         for _ in 0..3 {
-            // The port is free now; another process may take it before
-            // uvicorn binds, in which case uvicorn exits and we try again.
+            // The port is free now; another process may take it before the
+            // server binds, in which case it exits and we try again.
             let port = TcpListener::bind("127.0.0.1:0")
                 .unwrap()
                 .local_addr()
                 .unwrap()
                 .port();
-            let log = dir.join(format!("uvicorn-{port}.log"));
-            let child = Command::new(&python)
-                .args(["-m", "uvicorn", "app:app", "--host", "127.0.0.1"])
-                .args(["--port", &port.to_string()])
-                .current_dir(dir)
-                .env("PYTHONDONTWRITEBYTECODE", "1")
+            let log = dir.join(format!("{name}-{port}.log"));
+            let child = command(port)
                 .stdin(Stdio::null())
                 .stdout(std::fs::File::create(&log).unwrap())
                 .stderr(std::fs::File::options().append(true).open(&log).unwrap())
                 .spawn()
-                .unwrap();
+                .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
             let mut server = Server {
                 child,
                 log,
@@ -88,8 +98,8 @@ impl Server {
                 if let Some(status) = server.child.try_wait().unwrap() {
                     let log = std::fs::read_to_string(&server.log).unwrap_or_default();
                     assert!(
-                        log.contains("address already in use"),
-                        "uvicorn exited ({status}) in {}:\n{log}",
+                        log.to_lowercase().contains("address already in use"),
+                        "{name} exited ({status}) in {}:\n{log}",
                         dir.display()
                     );
                     break;
@@ -101,11 +111,15 @@ impl Server {
             }
             assert!(
                 server.child.try_wait().unwrap().is_some(),
-                "uvicorn did not listen within {START_TIMEOUT:?}:\n{}",
+                "{name} did not listen within {START_TIMEOUT:?}:\n{}",
                 std::fs::read_to_string(&server.log).unwrap_or_default()
             );
         }
-        panic!("no free port for uvicorn after three tries");
+        panic!("no free port for {name} after three tries");
+    }
+
+    fn port(&self) -> &str {
+        self.base.rsplit(':').next().unwrap()
     }
 }
 
@@ -565,4 +579,125 @@ fn a_selected_record_narrows_the_lists_of_what_refers_to_it() {
     );
     let none = client.get("/api/lists/message_list?conversation=3").body;
     assert_eq!(none, "<li>No messages in this thread.</li>");
+}
+
+/// The nginx server block of the compose file's `pages` config.
+fn pages_server_block(compose: &str) -> String {
+    let start = compose
+        .find("    content: |\n")
+        .expect("the compose file configures the pages service")
+        + "    content: |\n".len();
+    compose[start..]
+        .lines()
+        .take_while(|l| l.starts_with("      ") || l.is_empty())
+        .map(|l| l.strip_prefix("      ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `block` with `from` replaced by `to`, which must occur in it.
+fn adapt(block: String, from: &str, to: &str) -> String {
+    assert!(
+        block.contains(from),
+        "the server block lacks {from:?}:\n{block}"
+    );
+    block.replace(from, to)
+}
+
+#[test]
+fn the_compose_pages_service_serves_the_pages_and_passes_the_api_on() {
+    let nginx_ok = Command::new("nginx")
+        .arg("-v")
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        nginx_ok,
+        "this test runs the compose file's nginx server block and needs nginx (`apt-get install nginx-light`)"
+    );
+    for example in EXAMPLES {
+        let (dir, pages) = app_dir(example);
+        let api = Server::start(dir.path());
+        let compose = std::fs::read_to_string(dir.path().join("docker-compose.yml")).unwrap();
+        // The block as compose runs it, on this machine's paths and ports:
+        // the pages where nginx's image has them, the API where uvicorn is.
+        let block = pages_server_block(&compose);
+        let block = adapt(
+            block,
+            "root /usr/share/nginx/html;",
+            &format!("root {};", dir.path().display()),
+        );
+        let block = adapt(
+            block,
+            "proxy_pass http://api:8000;",
+            &format!("proxy_pass http://127.0.0.1:{};", api.port()),
+        );
+        let nginx_dir = tempfile::tempdir().unwrap();
+        let prefix = nginx_dir.path().display().to_string();
+        let pages_server = Server::listen(nginx_dir.path(), "nginx", |port| {
+            let block = block.replace("listen 80;", &format!("listen 127.0.0.1:{port};"));
+            let conf = format!(
+                "daemon off;\nmaster_process off;\nuser root;\npid {prefix}/nginx.pid;\n\
+                 error_log stderr;\nevents {{}}\nhttp {{\n  access_log off;\n  \
+                 types {{ text/html html; }}\n  client_body_temp_path {prefix}/body;\n  \
+                 proxy_temp_path {prefix}/proxy;\n  fastcgi_temp_path {prefix}/fastcgi;\n  \
+                 uwsgi_temp_path {prefix}/uwsgi;\n  scgi_temp_path {prefix}/scgi;\n{block}\n}}\n"
+            );
+            let path = nginx_dir.path().join(format!("nginx-{port}.conf"));
+            std::fs::write(&path, conf).unwrap();
+            let mut command = Command::new("nginx");
+            command
+                .arg("-p")
+                .arg(nginx_dir.path())
+                .args(["-e", "stderr", "-c"])
+                .arg(&path);
+            command
+        });
+        let client = Client::new(&pages_server);
+
+        // `/` opens the home page; every page is served as written.
+        let home = client.get("/");
+        assert_eq!(home.status, 200, "{example}: / {home:?}");
+        assert!(pages.values().any(|p| *p == home.body), "{example}: /");
+        for (name, text) in &pages {
+            let answer = client.get(&format!("/{name}"));
+            assert_eq!(answer.status, 200, "{example}: {name}");
+            assert!(answer.content_type.starts_with("text/html"), "{answer:?}");
+            assert_eq!(&answer.body, text, "{example}: {name}");
+        }
+        // Nothing else in the directory is served.
+        for other in [
+            "app.py",
+            "requirements.txt",
+            "docker-compose.yml",
+            "app.py.trace.json",
+        ] {
+            assert_eq!(
+                client.get(&format!("/{other}")).status,
+                404,
+                "{example}: {other}"
+            );
+        }
+        // The API answers through the pages service.
+        let list = pages
+            .values()
+            .flat_map(|p| attribute_values(p, "hx-get"))
+            .find(|r| r.starts_with("/api/lists/"))
+            .unwrap();
+        let through = client.get(&list);
+        assert_eq!(through.status, 200, "{example}: {list} {through:?}");
+        assert_eq!(through.body, Client::new(&api).get(&list).body);
+        // A form that needs no record chosen yet.
+        let (form, values) = pages
+            .values()
+            .flat_map(|p| elements(p, "form"))
+            .find_map(|f| Some((f, fill(&client, f)?)))
+            .unwrap();
+        let route = attribute(form, "hx-post").unwrap();
+        let saved = client.post(&route, &values);
+        assert_eq!(saved.status, 200, "{example}: {route} {saved:?}");
+        assert!(saved.body.starts_with("Saved "), "{saved:?}");
+        drop(pages_server);
+        drop(api);
+    }
 }
