@@ -208,6 +208,19 @@ fn app_dir(example: &str) -> (tempfile::TempDir, BTreeMap<String, String>) {
     (dir, pages)
 }
 
+/// `/` opens the home page; every page is served as written, as HTML.
+fn assert_serves_the_pages(client: &Client, example: &str, pages: &BTreeMap<String, String>) {
+    let home = client.get("/");
+    assert_eq!(home.status, 200, "{example}: / {home:?}");
+    assert!(pages.values().any(|p| *p == home.body), "{example}: /");
+    for (name, text) in pages {
+        let answer = client.get(&format!("/{name}"));
+        assert_eq!(answer.status, 200, "{example}: {name}");
+        assert!(answer.content_type.starts_with("text/html"), "{answer:?}");
+        assert_eq!(&answer.body, text, "{example}: {name}");
+    }
+}
+
 /// A value a user might type into `input`.
 fn sample(name: &str, input_type: &str) -> String {
     match input_type {
@@ -254,16 +267,7 @@ fn each_generated_app_serves_its_pages_and_routes_and_takes_every_form() {
         let server = Server::start(dir.path());
         let client = Client::new(&server);
 
-        // The root opens the home page; every page is served as written.
-        let home = client.get("/");
-        assert_eq!(home.status, 200, "{example}: / {home:?}");
-        assert!(pages.values().any(|p| *p == home.body), "{example}: /");
-        for (name, text) in &pages {
-            let answer = client.get(&format!("/{name}"));
-            assert_eq!(answer.status, 200, "{example}: {name}");
-            assert!(answer.content_type.starts_with("text/html"), "{answer:?}");
-            assert_eq!(&answer.body, text, "{example}: {name}");
-        }
+        assert_serves_the_pages(&client, example, &pages);
 
         // Every list the pages load: the empty text the page shows first.
         let lists: Vec<String> = pages
@@ -655,16 +659,7 @@ fn the_compose_pages_service_serves_the_pages_and_passes_the_api_on() {
         });
         let client = Client::new(&pages_server);
 
-        // `/` opens the home page; every page is served as written.
-        let home = client.get("/");
-        assert_eq!(home.status, 200, "{example}: / {home:?}");
-        assert!(pages.values().any(|p| *p == home.body), "{example}: /");
-        for (name, text) in &pages {
-            let answer = client.get(&format!("/{name}"));
-            assert_eq!(answer.status, 200, "{example}: {name}");
-            assert!(answer.content_type.starts_with("text/html"), "{answer:?}");
-            assert_eq!(&answer.body, text, "{example}: {name}");
-        }
+        assert_serves_the_pages(&client, example, &pages);
         // Nothing else in the directory is served.
         for other in [
             "app.py",
