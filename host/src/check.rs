@@ -131,20 +131,14 @@ pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, Genera
     }
 
     let out_path = project.output_path();
-    let out = if out_path.is_dir() {
-        Some(
-            OutputDir::open(&out_path).map_err(|source| GenerateError::Io {
-                path: out_path.clone(),
-                source,
-            })?,
-        )
-    } else {
-        None
-    };
+    let out = OutputDir::open_existing(&out_path).map_err(|source| GenerateError::Io {
+        path: out_path.clone(),
+        source,
+    })?;
     // What `seams generate` would call up to date is clean: nothing to run.
-    if let (Some(lock), Some(out)) = (&lock, &out)
+    if let Some(lock) = &lock
         && problems.is_empty()
-        && up_to_date(project, &inputs, lock, out)?
+        && up_to_date(project, &inputs, lock, out.as_ref())?
     {
         return Ok(CheckReport {
             check_version: CHECK_VERSION,

@@ -441,10 +441,9 @@ pub fn generate(
     }
     let out_path = project.output_path();
     let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
-    let out_existed = out_path.is_dir();
-    let out = OutputDir::open(&out_path).map_err(io(out_path.clone()))?;
+    let existing = OutputDir::open_existing(&out_path).map_err(io(out_path.clone()))?;
     if let Some(lock) = &previous
-        && up_to_date(project, &inputs, lock, &out)?
+        && up_to_date(project, &inputs, lock, existing.as_ref())?
     {
         return Ok(GenerateReport {
             up_to_date: true,
@@ -456,16 +455,17 @@ pub fn generate(
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
         // lock (if any) still describes the files on disk.
-        if !out_existed {
-            // Only ever removes the empty directory opened above.
-            let _ = std::fs::remove_dir(&out_path);
-        }
         return Ok(GenerateReport {
             failures: generation.failures.into_iter().map(|(_, e)| e).collect(),
             ..GenerateReport::default()
         });
     }
-    let audits = crate::audit::audit(project, &generation, previous.as_ref(), Some(&out))?;
+    let audits = crate::audit::audit(project, &generation, previous.as_ref(), existing.as_ref())?;
+    // Created only now that there is something to write.
+    let out = match existing {
+        Some(out) => out,
+        None => OutputDir::open(&out_path).map_err(io(out_path.clone()))?,
+    };
     let out_prefix = posix(&project.output_dir);
     let shown = |path: &str| format!("{out_prefix}/{path}");
     if !options.force {
@@ -559,12 +559,13 @@ fn check_pins(project: &Project, inputs: &Inputs, lock: &Lock) -> Result<(), Gen
 }
 
 /// Whether the seams version, the model, `seams.toml`, every component and
-/// every locked file are exactly as the lock records them.
+/// every locked file are exactly as the lock records them (`out` is the
+/// output directory when it exists).
 pub(crate) fn up_to_date(
     project: &Project,
     inputs: &Inputs,
     lock: &Lock,
-    out: &OutputDir,
+    out: Option<&OutputDir>,
 ) -> Result<bool, GenerateError> {
     if lock.model_hash != inputs.model.hash()
         || lock.seams_version != env!("CARGO_PKG_VERSION")
@@ -588,6 +589,9 @@ pub(crate) fn up_to_date(
     }
     for entry in &lock.outputs {
         let rel = crate::audit::locked_path(project, &entry.path)?;
+        let Some(out) = out else {
+            return Ok(false);
+        };
         let disk = out.read(&rel).map_err(|source| GenerateError::Io {
             path: project.output_path().join(&rel),
             source,

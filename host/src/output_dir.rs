@@ -30,6 +30,21 @@ impl OutputDir {
         })
     }
 
+    /// Opens `path` if it is a directory; `None` when it does not exist yet
+    /// (reading needs no directory, and nothing is created).
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be opened.
+    pub fn open_existing(path: &Path) -> std::io::Result<Option<OutputDir>> {
+        if !path.is_dir() {
+            return Ok(None);
+        }
+        Ok(Some(OutputDir {
+            dir: Dir::open_ambient_dir(path, ambient_authority())?,
+        }))
+    }
+
     /// The bytes of `rel`, or `None` when it does not exist.
     ///
     /// # Errors

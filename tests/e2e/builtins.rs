@@ -7,7 +7,10 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use seams::{GeneratorRun, Model, Project, Runtime, builtin, golden_match, output_parses};
+use seams::{
+    GeneratorRun, Model, Project, Runtime, builtin, golden_match, output_parses, read_inputs,
+    run_with_inputs,
+};
 use seams_tests::html::attribute_values;
 use seams_tests::{EXAMPLES, repo_root};
 
@@ -86,10 +89,11 @@ fn golden_dir_shown(generator: &str, example: &str) -> String {
 struct ExampleRuns {
     example: &'static str,
     model: Arc<Model>,
-    runs: Vec<(&'static str, GeneratorRun)>,
+    runs: Vec<GeneratorRun>,
 }
 
-/// The built-ins run once on each example, shared by the tests here.
+/// Each example generated in memory, as `seams generate` runs it, once for
+/// the tests here.
 fn example_runs() -> &'static [ExampleRuns] {
     static RUNS: OnceLock<Vec<ExampleRuns>> = OnceLock::new();
     RUNS.get_or_init(|| {
@@ -98,22 +102,17 @@ fn example_runs() -> &'static [ExampleRuns] {
             .iter()
             .map(|&example| {
                 let project = Project::load(&repo_root().join("examples").join(example)).unwrap();
-                let model = Arc::new(Model::load(&project.model_files).unwrap());
-                let runs = builtin::NAMES
-                    .iter()
-                    .map(|&name| {
-                        let bytes = builtin::component(name).unwrap();
-                        let loaded = runtime.load(name, bytes).unwrap();
-                        let run = runtime
-                            .run_reporting(&loaded, &model, &project.limits)
-                            .unwrap();
-                        (name, run)
-                    })
-                    .collect();
+                let inputs = read_inputs(&project).unwrap();
+                let generation = run_with_inputs(&project, &runtime, &inputs);
+                assert!(
+                    generation.failures.is_empty(),
+                    "{example}: {:?}",
+                    generation.failures
+                );
                 ExampleRuns {
                     example,
-                    model,
-                    runs,
+                    model: inputs.model,
+                    runs: generation.runs.into_iter().map(|r| r.run).collect(),
                 }
             })
             .collect()
@@ -125,8 +124,8 @@ fn every_builtin_output_matches_its_golden_and_trace_except_the_known_gaps() {
     let mut failures = Vec::new();
     let mut graph_lines = 0;
     for e in example_runs() {
-        for (name, run) in &e.runs {
-            let shown = golden_dir_shown(name, e.example);
+        for run in &e.runs {
+            let shown = golden_dir_shown(&run.meta.name, e.example);
             let dir = repo_root().join(&shown);
             failures.extend(golden_match(&dir, &shown, run, &e.model));
             graph_lines += count_graph_lines(&dir);
@@ -191,8 +190,9 @@ fn a_known_gap_explains_only_its_own_failure_and_is_closed_without_one() {
 #[test]
 fn every_builtin_output_parses() {
     for e in example_runs() {
-        for (name, run) in &e.runs {
+        for run in &e.runs {
             let problems = output_parses(run);
+            let name = &run.meta.name;
             assert!(problems.is_empty(), "{name} on {}: {problems:?}", e.example);
         }
     }
@@ -217,9 +217,8 @@ fn every_route_and_page_the_pages_ask_for_is_served_by_the_generated_api() {
         let outputs = |generator: &str| {
             &e.runs
                 .iter()
-                .find(|(name, _)| *name == generator)
+                .find(|r| r.meta.name == generator)
                 .unwrap()
-                .1
                 .outputs
         };
         let app = outputs("fastapi")

@@ -25,7 +25,7 @@ impl Generator for Compose {
 
     fn extract(model: &Model) -> Result<Value> {
         let ui = Ui::read(model)?;
-        let Some((home, home_file)) = ui.home() else {
+        let Some(home) = ui.home() else {
             return Err(Error::msg(
                 "the model has no ui:Page; the compose generator serves pages",
             ));
@@ -44,12 +44,7 @@ impl Generator for Compose {
                     project
                 },
             )
-            .field(
-                "home",
-                ViewObject::new(home)
-                    .origin(&ui.app.iri)
-                    .field("file", home_file),
-            );
+            .field("home", home);
         let mut database = Value::Null;
         if let Some(db) = &ui.app.database {
             if db.engine != "postgres" {

@@ -2,7 +2,9 @@
 //! their Python declarations, and one route per list, form and page.
 
 use seams_sdk::{Model, Result, ViewObject};
-use seams_ui_model::{Attribute, Component, Datatype, Entity, Kind, Member, Relation, Ui};
+use seams_ui_model::{
+    Attribute, Component, Datatype, Entity, Kind, Member, Relation, Ui, python_name,
+};
 use serde_json::{Value, json};
 
 pub fn extract(model: &Model) -> Result<Value> {
@@ -29,18 +31,9 @@ pub fn extract(model: &Model) -> Result<Value> {
                 .into()
         })
         .collect();
-    let home = ui.home();
     let app = ViewObject::new(&ui.app.iri)
         .field("title", ui.app.title.as_str())
-        .field(
-            "home",
-            home.map_or(Value::Null, |(iri, file)| {
-                ViewObject::new(iri)
-                    .origin(&ui.app.iri)
-                    .field("file", file)
-                    .into()
-            }),
-        );
+        .field("home", ui.home().map_or(Value::Null, Value::from));
     Ok(json!({
         "app": Value::from(app),
         "entities": entities,
@@ -48,12 +41,6 @@ pub fn extract(model: &Model) -> Result<Value> {
         "forms": forms,
         "pages": pages,
     }))
-}
-
-/// A route slug as part of a Python function name (`new-item` →
-/// `new_item`); `Ui::read` makes sure no two collide.
-fn python_name(slug: &str) -> String {
-    slug.replace('-', "_")
 }
 
 /// `expense_report` → `EXPENSE_REPORT_STORE`.

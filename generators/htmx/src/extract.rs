@@ -30,15 +30,7 @@ pub fn extract(model: &Model) -> Result<Value> {
                 .into()
         })
         .collect();
-    let mut app = ViewObject::new(&ui.app.iri).field("title", ui.app.title.as_str());
-    if let Some((home, path)) = &ui.app.home {
-        app = app.field(
-            "home",
-            ViewObject::new(home)
-                .origin(&ui.app.iri)
-                .field("file", seams_ui_model::page_file(path)),
-        );
-    }
+    let app = ViewObject::new(&ui.app.iri).field("title", ui.app.title.as_str());
     Ok(json!({ "app": Value::from(app), "pages": pages, "nav": nav }))
 }
 

@@ -255,13 +255,19 @@ impl Ui {
         queries::read(model)
     }
 
-    /// The page the application opens on: its `ui:homePage`, else its
-    /// first page; (page IRI, file).
-    pub fn home(&self) -> Option<(String, String)> {
-        match &self.app.home {
-            Some((iri, path)) => Some((iri.clone(), page_file(path))),
-            None => self.pages.first().map(|p| (p.iri.clone(), p.file())),
-        }
+    /// The page the application opens on (its `ui:homePage`, else its
+    /// first page) as a view object with its `file`, traced to the page and
+    /// the application.
+    pub fn home(&self) -> Option<ViewObject> {
+        let (iri, file) = match &self.app.home {
+            Some((iri, path)) => (iri.as_str(), page_file(path)),
+            None => self.pages.first().map(|p| (p.iri.as_str(), p.file()))?,
+        };
+        Some(
+            ViewObject::new(iri)
+                .origin(&self.app.iri)
+                .field("file", file),
+        )
     }
 
     /// The entity with IRI `iri`.
@@ -319,6 +325,12 @@ pub fn slug(iri: &str) -> String {
             }
         })
         .collect()
+}
+
+/// A slug or page path as part of a Python name (`new-item` → `new_item`);
+/// [`Ui::read`] makes sure no two collide.
+pub fn python_name(slug: &str) -> String {
+    slug.replace('-', "_")
 }
 
 /// `ExpenseReport` → `expense_report`.

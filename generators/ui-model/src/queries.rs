@@ -291,42 +291,43 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
 /// Routes, HTML ids, Python classes and functions are named after
 /// components and entities, so two must not share a name.
 fn check_unique_names(ui: &Ui) -> Result<()> {
-    let mut components: Vec<(String, &str)> = ui
-        .components()
-        .map(|c| (c.slug.replace('-', "_"), c.iri.as_str()))
-        .collect();
-    components.sort();
-    if let Some(w) = components.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(Error::msg(format!(
-            "components <{}> and <{}> would share the route and function name {:?}; rename one IRI's local name",
-            w[0].1, w[1].1, w[0].0
-        )));
-    }
-    let mut pages: Vec<(String, &str)> = ui
-        .pages
-        .iter()
-        .map(|p| (p.path.replace('-', "_"), p.iri.as_str()))
-        .collect();
-    pages.sort();
-    if let Some(w) = pages.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(Error::msg(format!(
-            "pages <{}> and <{}> would share the file and function name {:?}; give them different ui:path values",
-            w[0].1, w[1].1, w[0].0
-        )));
-    }
-    let mut entities: Vec<(&str, &str)> = ui
-        .entities
-        .iter()
-        .map(|e| (e.slug.as_str(), e.iri.as_str()))
-        .collect();
-    entities.sort();
-    if let Some(w) = entities.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(Error::msg(format!(
-            "entities <{}> and <{}> would share the route and store name {:?}; give them different ui:name values",
-            w[0].1, w[1].1, w[0].0
-        )));
-    }
-    Ok(())
+    let clash = |kind: &str, shared: &str, fix: &str, names: Vec<(String, &str)>| {
+        let mut names = names;
+        names.sort();
+        match names.windows(2).find(|w| w[0].0 == w[1].0) {
+            Some(w) => Err(Error::msg(format!(
+                "{kind} <{}> and <{}> would share the {shared} {:?}; {fix}",
+                w[0].1, w[1].1, w[0].0
+            ))),
+            None => Ok(()),
+        }
+    };
+    clash(
+        "components",
+        "route and function name",
+        "rename one IRI's local name",
+        ui.components()
+            .map(|c| (python_name(&c.slug), c.iri.as_str()))
+            .collect(),
+    )?;
+    clash(
+        "pages",
+        "file and function name",
+        "give them different ui:path values",
+        ui.pages
+            .iter()
+            .map(|p| (python_name(&p.path), p.iri.as_str()))
+            .collect(),
+    )?;
+    clash(
+        "entities",
+        "route and store name",
+        "give them different ui:name values",
+        ui.entities
+            .iter()
+            .map(|e| (e.slug.clone(), e.iri.as_str()))
+            .collect(),
+    )
 }
 
 fn read_entities(model: &Model) -> Result<Vec<Entity>> {

@@ -170,22 +170,16 @@ pub fn test_generator(
     let loaded = runtime.load(&dir.display().to_string(), &bytes)?;
     let model = Arc::new(Model::load(&project.model_files)?);
     let first = runtime.run_reporting(&loaded, &model, &project.limits)?;
+    let (golden_dir, shown_as) = match goldens {
+        Some(goldens) => (goldens.to_owned(), goldens.display().to_string()),
+        None => (dir.join("tests").join("golden"), "tests/golden".to_owned()),
+    };
     let second = runtime.run_reporting(&loaded, &model, &project.limits)?;
     Ok(SuiteReport {
         outcomes: vec![
             TestOutcome {
                 name: TESTS[0],
-                failures: match goldens {
-                    Some(goldens) => {
-                        golden_match(goldens, &goldens.display().to_string(), &first, &model)
-                    }
-                    None => golden_match(
-                        &dir.join("tests").join("golden"),
-                        "tests/golden",
-                        &first,
-                        &model,
-                    ),
-                },
+                failures: golden_match(&golden_dir, &shown_as, &first, &model),
             },
             TestOutcome {
                 name: TESTS[1],
