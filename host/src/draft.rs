@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::golden::{SuiteError, test_generator};
 use crate::model::{Model, sha256_hex};
+use crate::progress::Progress;
 use crate::project::Project;
 use crate::runtime::Runtime;
 use crate::scaffold::{Package, Reference, ScaffoldError, check_name, read_reference, scaffold};
@@ -71,23 +72,30 @@ pub enum DraftError {
 }
 
 /// What to draft, and how.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct DraftRequest {
-    /// The generator's name.
+    /// The generator's name: a lowercase letter, then lowercase letters, digits and hyphens.
     pub name: String,
-    /// The reference output.
+    /// The reference output (its suffix says its type).
+    #[arg(long, value_name = "FILE")]
     pub reference: PathBuf,
-    /// The provider command (else `[propose] provider`).
+    /// The provider command (else [propose] provider); gets the prompt on stdin.
+    #[arg(long, value_name = "CMD")]
     pub provider: Option<String>,
-    /// The LLM model (else `[propose] model`).
+    /// The LLM model, passed to the provider as SEAMS_LLM_MODEL (else [propose] model).
+    #[arg(long = "llm-model", value_name = "M")]
     pub llm_model: Option<String>,
-    /// The package directory (default `seams-NAME`).
+    /// The package directory (default: seams-NAME).
+    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Replace the package's files in a non-empty directory.
+    /// Write into a non-empty directory, replacing the package's files.
+    #[arg(long)]
     pub force: bool,
-    /// Retries after a rejection (else `[propose] retries`, else 2).
+    /// Retries after a rejected draft (else [propose] retries, else 2).
+    #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
-    /// Provider timeout in seconds (else `[propose] timeout`, else 300).
+    /// Seconds the provider may take (else [propose] timeout, else 300).
+    #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
 }
 
@@ -347,6 +355,7 @@ fn accept(
     reference: &Reference,
     model: &Model,
     answer: &Answer,
+    progress: &dyn Progress,
 ) -> Result<(Package, Vec<u8>, Vec<String>), Vec<String>> {
     let mut reasons = check_no_logic(&answer.template);
     reasons.extend(check_no_restated_labels(
@@ -363,7 +372,7 @@ fn accept(
     crate::scaffold::write_package(&package, scratch.path(), true)
         .map_err(|e| vec![e.to_string()])?;
     let scrub = |text: &str| text.replace(&scratch.path().display().to_string(), "<package>");
-    let report = match test_generator(scratch.path(), None, project, runtime) {
+    let report = match test_generator(scratch.path(), None, project, runtime, progress) {
         Ok(report) => report,
         Err(SuiteError::Build { output, .. }) => {
             return Err(vec![format!(
@@ -399,6 +408,7 @@ pub fn draft_generator(
     request: &DraftRequest,
     out: &mut dyn Write,
     err: &mut dyn Write,
+    progress: &dyn Progress,
 ) -> Result<DraftReport, DraftError> {
     check_name(&request.name)?;
     let reference = read_reference(&request.reference)?;
@@ -451,14 +461,23 @@ pub fn draft_generator(
         .join("generator-drafts")
         .join(format!("{key}.json"));
 
+    let judge = |answer: &Answer| {
+        accept(
+            project,
+            runtime,
+            &request.name,
+            &reference,
+            &model,
+            answer,
+            progress,
+        )
+    };
     if let Some(answer) = std::fs::read_to_string(&cache_file)
         .ok()
         .and_then(|t| parse_answer(&t).ok())
     {
         let _ = writeln!(out, "cache hit");
-        if let Ok((package, component, tests)) =
-            accept(project, runtime, &request.name, &reference, &model, &answer)
-        {
+        if let Ok((package, component, tests)) = judge(&answer) {
             let written = write_draft(&package, &component, &request.name, &dir, request.force)?;
             return Ok(DraftReport {
                 prompt_sha256,
@@ -485,13 +504,19 @@ pub fn draft_generator(
                 .replace("{{PROMPT}}", &prompt)
                 .replace("{{REASONS}}", &fence(&reasons.join("\n")));
         }
-        let answer_text = match call_provider(
+        progress.start(
+            &format!("waiting for the provider (attempt {attempt} of {attempts})"),
+            None,
+        );
+        let answered = call_provider(
             &argv,
             &command_line,
             &current_prompt,
             llm_model.as_deref(),
             timeout,
-        ) {
+        );
+        progress.finish();
+        let answer_text = match answered {
             Ok(text) => text,
             Err(failure) => {
                 reasons = vec![failure];
@@ -505,7 +530,7 @@ pub fn draft_generator(
                 continue;
             }
         };
-        match accept(project, runtime, &request.name, &reference, &model, &answer) {
+        match judge(&answer) {
             Ok((package, component, tests)) => {
                 let written =
                     write_draft(&package, &component, &request.name, &dir, request.force)?;

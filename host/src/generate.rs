@@ -9,6 +9,7 @@ use crate::audit::FileState;
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
 use crate::model::{Model, ModelError, sha256_hex};
 use crate::output_dir::OutputDir;
+use crate::progress::{Progress, Silent};
 use crate::project::{GeneratorSource, Project, ProjectError};
 use crate::runtime::{
     GeneratorError, GeneratorErrorKind, GeneratorRun, LoadedGenerator, Output, Runtime,
@@ -29,10 +30,12 @@ pub enum GenerateError {
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
     /// Generation would overwrite or delete files someone edited.
-    #[error("these files were edited since seams wrote them, and generating would {}: {}; keep your changes elsewhere, or run `seams generate --force` to discard them", if files.len() == 1 { "overwrite or delete it" } else { "overwrite or delete them" }, files.join(", "))]
+    #[error("{}", hand_edited_message(overwrite, delete))]
     HandEdited {
-        /// The files, project-relative.
-        files: Vec<String>,
+        /// Edited files generation would overwrite, project-relative.
+        overwrite: Vec<String>,
+        /// Edited files no longer generated, which it would delete.
+        delete: Vec<String>,
     },
     /// A component's bytes differ from what the lock pins.
     #[error(
@@ -54,6 +57,29 @@ pub enum GenerateError {
         /// The cause.
         source: std::io::Error,
     },
+}
+
+/// "out/a.html was edited since seams wrote it; generating would overwrite
+/// it", one clause per file for several, then what to do.
+fn hand_edited_message(overwrite: &[String], delete: &[String]) -> String {
+    let clause = |path: &String, would_delete: bool| {
+        let what = if would_delete {
+            "is no longer generated; generating would delete it"
+        } else {
+            "generating would overwrite it"
+        };
+        format!("{path} ({what})")
+    };
+    let mut files: Vec<String> = overwrite.iter().map(|p| clause(p, false)).collect();
+    files.extend(delete.iter().map(|p| clause(p, true)));
+    let head = match files.len() {
+        1 => "this file was edited since seams wrote it".to_owned(),
+        n => format!("{n} files were edited since seams wrote them"),
+    };
+    format!(
+        "{head}: {}; keep your changes elsewhere, or run `seams generate --force` to discard them",
+        files.join(", ")
+    )
 }
 
 /// One generator's successful run, with how the project names it.
@@ -96,9 +122,10 @@ pub struct GenerateReport {
     pub up_to_date: bool,
 }
 
-/// How `seams generate` may treat the user's files.
-#[derive(Debug, Clone, Default)]
-pub struct GenerateOptions {
+/// How `seams generate` may treat the user's files, and where it reports
+/// its progress.
+#[derive(Clone)]
+pub struct GenerateOptions<'a> {
     /// Overwrite or delete files that were edited since seams wrote them.
     pub force: bool,
     /// Accept `.wasm` components whose bytes differ from the lock's pin.
@@ -107,6 +134,29 @@ pub struct GenerateOptions {
     /// delete) after this many. Not part of the stable API.
     #[doc(hidden)]
     pub fail_after: Option<usize>,
+    /// Told as each generator finishes.
+    pub progress: &'a dyn Progress,
+}
+
+impl Default for GenerateOptions<'_> {
+    fn default() -> Self {
+        GenerateOptions {
+            force: false,
+            update: false,
+            fail_after: None,
+            progress: &Silent,
+        }
+    }
+}
+
+impl std::fmt::Debug for GenerateOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GenerateOptions")
+            .field("force", &self.force)
+            .field("update", &self.update)
+            .field("fail_after", &self.fail_after)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The label a generator source has in errors and in the lock.
@@ -264,7 +314,18 @@ pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation
 
 /// Runs every generator on already-read inputs, in parallel.
 pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) -> Generation {
+    run_reporting_progress(project, runtime, inputs, &Silent)
+}
+
+/// [`run_with_inputs`], telling `progress` as each generator finishes.
+pub(crate) fn run_reporting_progress(
+    project: &Project,
+    runtime: &Runtime,
+    inputs: &Inputs,
+    progress: &dyn Progress,
+) -> Generation {
     let model = &inputs.model;
+    progress.start("generating", Some(project.generators.len() as u64));
     let results: Vec<Result<GeneratorRun, GeneratorError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = project
             .generators
@@ -272,9 +333,13 @@ pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) ->
             .zip(&inputs.components)
             .map(|(source, component)| {
                 scope.spawn(move || {
-                    let component = component.as_ref().map_err(clone_error)?;
-                    let loaded = load_bytes(runtime, source, &component.bytes)?;
-                    runtime.run(&loaded, model, &project.limits)
+                    let result = component
+                        .as_ref()
+                        .map_err(clone_error)
+                        .and_then(|component| load_bytes(runtime, source, &component.bytes))
+                        .and_then(|loaded| runtime.run(&loaded, model, &project.limits));
+                    progress.advance(1, &source_label(source));
+                    result
                 })
             })
             .collect();
@@ -283,6 +348,7 @@ pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) ->
             .map(|h| h.join().expect("a generator thread panicked"))
             .collect()
     });
+    progress.finish();
 
     let mut generation = Generation {
         model_hash: model.hash().to_owned(),
@@ -451,7 +517,7 @@ pub fn generate(
         });
     }
 
-    let generation = run_with_inputs(project, runtime, &inputs);
+    let generation = run_reporting_progress(project, runtime, &inputs, options.progress);
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
         // lock (if any) still describes the files on disk.
@@ -469,13 +535,19 @@ pub fn generate(
     let out_prefix = posix(&project.output_dir);
     let shown = |path: &str| format!("{out_prefix}/{path}");
     if !options.force {
-        let edited: Vec<String> = audits
-            .iter()
-            .filter(|a| matches!(a.state, FileState::HandEdited | FileState::EditedOrphan))
-            .map(|a| shown(&a.path))
-            .collect();
-        if !edited.is_empty() {
-            return Err(GenerateError::HandEdited { files: edited });
+        let edited = |state: FileState| -> Vec<String> {
+            audits
+                .iter()
+                .filter(|a| a.state == state)
+                .map(|a| shown(&a.path))
+                .collect()
+        };
+        let (overwrite, delete) = (
+            edited(FileState::HandEdited),
+            edited(FileState::EditedOrphan),
+        );
+        if !overwrite.is_empty() || !delete.is_empty() {
+            return Err(GenerateError::HandEdited { overwrite, delete });
         }
     }
 

@@ -52,6 +52,33 @@ pub struct Inspection {
 }
 
 impl Inspection {
+    /// The JSON form of `seams inspect --format json`, with a final newline.
+    pub fn to_json(&self, file: &str) -> String {
+        let templates: serde_json::Map<String, serde_json::Value> = self
+            .meta
+            .templates
+            .iter()
+            .map(|(name, source)| (name.clone(), source.lines().count().into()))
+            .collect();
+        let value = serde_json::json!({
+            "file": file,
+            "protocol": format!("seams:generator@{}", self.protocol),
+            "name": self.meta.name,
+            "version": self.meta.version,
+            "description": self.meta.description,
+            "syntax": match self.meta.syntax {
+                Syntax::Jinja => "jinja",
+                Syntax::Brackets => "brackets",
+            },
+            "template_lines": templates,
+            "sha256": self.sha256,
+            "size": self.size,
+        });
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        text
+    }
+
     /// The text `seams inspect` prints.
     pub fn to_text(&self, file: &str) -> String {
         let mut out = format!(
@@ -107,11 +134,13 @@ pub fn inspect(runtime: &Runtime, path: &Path) -> Result<Inspection, InspectErro
 ///
 /// No such generator, or it fails.
 pub fn view(project: &Project, runtime: &Runtime, name: &str) -> Result<String, InspectError> {
-    let matches = |source: &GeneratorSource| match source {
-        GeneratorSource::Builtin(builtin) => builtin == name,
-        GeneratorSource::Wasm { path, .. } => {
-            source_label(source) == name || Path::new(name) == path.as_path()
-        }
+    // As the error below lists it (`builtin:htmx`), or as seams.toml says it.
+    let matches = |source: &GeneratorSource| {
+        source_label(source) == name
+            || match source {
+                GeneratorSource::Builtin(builtin) => builtin == name,
+                GeneratorSource::Wasm { path, .. } => Path::new(name) == path.as_path(),
+            }
     };
     let Some(source) = project.generators.iter().find(|s| matches(s)) else {
         return Err(InspectError::UnknownGenerator {

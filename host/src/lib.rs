@@ -43,6 +43,7 @@ mod lock;
 mod model;
 mod output_dir;
 mod output_syntax;
+mod progress;
 mod project;
 mod runtime;
 mod scaffold;
@@ -71,6 +72,7 @@ pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, Locked
 pub use model::{Model, ModelError, QueryError};
 pub use output_dir::{OutputDir, check_distinct, validate as validate_output_path};
 pub use output_syntax::{SUFFIXES, SyntaxProblem, check as check_syntax, language_of};
+pub use progress::{Progress, Silent};
 pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
 pub use runtime::{
     GeneratorError, GeneratorErrorKind, GeneratorRun, Limits, LoadedGenerator, Meta, Output,

@@ -1,12 +1,18 @@
 //! The `seams` binary: parses arguments and calls the library.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let code = seams::cli::run(
+    let terminal = seams::cli::Terminal {
+        stdout: std::io::stdout().is_terminal(),
+        stderr: std::io::stderr().is_terminal(),
+    };
+    let code = seams::cli::run_on(
         std::env::args_os(),
         &mut std::io::stdout(),
         &mut std::io::stderr(),
+        terminal,
     );
     ExitCode::from(code)
 }

@@ -16,6 +16,12 @@ pub const MANIFEST: &str = "seams.toml";
 /// where there is one.
 #[derive(Debug, thiserror::Error)]
 pub enum ProjectError {
+    /// The project directory does not exist.
+    #[error("the project directory {} does not exist; pass --project DIR naming a directory with a {MANIFEST}", dir.display())]
+    NoDirectory {
+        /// The directory given.
+        dir: PathBuf,
+    },
     /// No `seams.toml` in the directory.
     #[error("no {MANIFEST} in {}; run seams in a project directory or pass --project DIR", dir.display())]
     NotFound {
@@ -153,6 +159,11 @@ impl Project {
         let path = dir.join(MANIFEST);
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir.is_dir() => {
+                return Err(ProjectError::NoDirectory {
+                    dir: dir.to_owned(),
+                });
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(ProjectError::NotFound {
                     dir: dir.to_owned(),

@@ -6,6 +6,7 @@ mod author;
 mod authoring;
 mod builtins;
 mod cache;
+mod cli;
 mod draft;
 mod example;
 mod inspect;

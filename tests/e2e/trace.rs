@@ -297,7 +297,9 @@ fn seams_trace_refuses_what_it_cannot_show() {
     let missing = seams(&["trace", "out/nope.html", "--project", dir]);
     assert_eq!(missing.code, 1);
     assert!(
-        missing.stderr.contains("out/nope.html has no trace"),
+        missing
+            .stderr
+            .contains("no such output: out/nope.html does not exist"),
         "{}",
         missing.stderr
     );

@@ -3,11 +3,12 @@
 //! determinism, output parses, and sources name the files.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use super::{Golden, compare};
 use crate::model::Model;
+use crate::progress::Progress;
 use crate::project::Project;
 use crate::runtime::{GeneratorRun, Runtime};
 
@@ -72,6 +73,31 @@ impl SuiteReport {
         self.outcomes.iter().all(|o| o.failures.is_empty())
     }
 
+    /// The JSON form of `seams test-generator --format json`, with a final
+    /// newline: `passed`, the component's path, and per test its name,
+    /// whether it passed and its failures.
+    pub fn to_json(&self) -> String {
+        let tests: Vec<serde_json::Value> = self
+            .outcomes
+            .iter()
+            .map(|o| {
+                serde_json::json!({
+                    "name": o.name,
+                    "passed": o.failures.is_empty(),
+                    "failures": o.failures,
+                })
+            })
+            .collect();
+        let value = serde_json::json!({
+            "passed": self.passed(),
+            "component": self.component.display().to_string(),
+            "tests": tests,
+        });
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        text
+    }
+
     /// One line per test, then its failures indented.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
@@ -93,13 +119,18 @@ impl SuiteReport {
 
 /// Builds the package in `dir` for wasm32-wasip2 (target directory
 /// `<project>/.seams/target`, shared by every package of the project) and
-/// returns the component's path.
+/// returns the component's path. `progress` counts the crates cargo
+/// compiles.
 ///
 /// # Errors
 ///
 /// A manifest without a package name, or a failed build (with cargo's
 /// output, whose paths are the package's).
-pub fn build(dir: &Path, project: &Project) -> Result<PathBuf, SuiteError> {
+pub fn build(
+    dir: &Path,
+    project: &Project,
+    progress: &dyn Progress,
+) -> Result<PathBuf, SuiteError> {
     let manifest = dir.join("Cargo.toml");
     let package_error = |message: String| SuiteError::Package {
         path: manifest.clone(),
@@ -117,32 +148,124 @@ pub fn build(dir: &Path, project: &Project) -> Result<PathBuf, SuiteError> {
     let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
     let target = root.join(".seams").join("target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
+    let build_error = |output: String| SuiteError::Build {
+        dir: dir.to_owned(),
+        output,
+    };
+    let total = if progress.is_shown() {
+        crate_count(&cargo, dir)
+    } else {
+        None
+    };
+    progress.start(&format!("building {name}"), total);
+    let mut command = Command::new(&cargo);
     command
         .args([
             "build",
             "--release",
             "--target",
             "wasm32-wasip2",
+            // Diagnostics stay text on stderr; stdout says which crate is
+            // done, one JSON line each, for the progress.
+            "--message-format",
+            "json-render-diagnostics",
             "--target-dir",
         ])
         .arg(&target)
-        .current_dir(dir);
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     remove_outer_cargo_env(&mut command);
-    let output = command.output().map_err(|e| SuiteError::Build {
-        dir: dir.to_owned(),
-        output: format!("cannot run cargo: {e}"),
-    })?;
-    if !output.status.success() {
-        return Err(SuiteError::Build {
-            dir: dir.to_owned(),
-            output: String::from_utf8_lossy(&output.stderr).into_owned(),
-        });
+    let result = run_counting_artifacts(command, progress);
+    progress.finish();
+    let (status, stderr) = result.map_err(|e| build_error(format!("cannot run cargo: {e}")))?;
+    if !status.success() {
+        return Err(build_error(stderr));
     }
     Ok(target
         .join("wasm32-wasip2")
         .join("release")
         .join(format!("{}.wasm", name.replace('-', "_"))))
+}
+
+/// Runs a cargo build whose stdout is JSON messages, telling `progress` of
+/// each compiled crate; gives the exit status and what cargo wrote to stderr.
+fn run_counting_artifacts(
+    mut command: Command,
+    progress: &dyn Progress,
+) -> std::io::Result<(std::process::ExitStatus, String)> {
+    let mut child = command.spawn()?;
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    // stderr is drained beside stdout, or a chatty build would block on it.
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let stdout = child.stdout.take().expect("stdout is piped");
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let Ok(line) = line else { break };
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if message["reason"] == "compiler-artifact" {
+            let crate_name = message["target"]["name"].as_str().unwrap_or("");
+            progress.advance(1, crate_name);
+        }
+    }
+    let status = child.wait()?;
+    let stderr = reader.join().unwrap_or_default();
+    Ok((status, stderr))
+}
+
+/// How many compiler artifacts a build of the package in `dir` makes: one
+/// per crate for the wasm target, plus one per build script; `None` when
+/// cargo cannot tell without the network.
+fn crate_count(cargo: &std::ffi::OsStr, dir: &Path) -> Option<u64> {
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--filter-platform",
+            "wasm32-wasip2",
+            "--offline",
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    remove_outer_cargo_env(&mut command);
+    let output = command.output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
+    let built: std::collections::BTreeSet<&str> = metadata["resolve"]["nodes"]
+        .as_array()?
+        .iter()
+        .filter_map(|node| node["id"].as_str())
+        .collect();
+    let count = metadata["packages"]
+        .as_array()?
+        .iter()
+        .filter(|package| package["id"].as_str().is_some_and(|id| built.contains(id)))
+        .map(|package| {
+            let scripts = package["targets"].as_array().map_or(0, |targets| {
+                targets
+                    .iter()
+                    .filter(|t| {
+                        t["kind"]
+                            .as_array()
+                            .is_some_and(|k| k.iter().any(|k| k == "custom-build"))
+                    })
+                    .count()
+            });
+            1 + scripts as u64
+        })
+        .sum();
+    Some(count)
 }
 
 /// Builds the package in `dir` and runs the four tests on `project`'s model,
@@ -158,8 +281,9 @@ pub fn test_generator(
     goldens: Option<&Path>,
     project: &Project,
     runtime: &Runtime,
+    progress: &dyn Progress,
 ) -> Result<SuiteReport, SuiteError> {
-    let component = build(dir, project)?;
+    let component = build(dir, project, progress)?;
     let bytes = std::fs::read(&component).map_err(|e| SuiteError::Build {
         dir: dir.to_owned(),
         output: format!(
