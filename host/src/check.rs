@@ -17,19 +17,28 @@
 //!
 //! `kind` is one of `stale`, `hand-edited`, `missing`, `orphan`,
 //! `edited-orphan`, `unlocked`, `component-changed`, `generator-failed`,
-//! `no-lock`; `path` is project-relative (for `component-changed`, the
-//! `.wasm`) and absent for `generator-failed` and `no-lock`; `message` is
-//! the text the text form prints. Problems are sorted by path, then kind.
+//! `no-lock`, `lock-unreadable` (the lock or journal cannot be read; the
+//! only problem then), `generate-in-progress` (with `--no-wait`, when a
+//! generate holds the project; the only problem then), `interrupted` (a
+//! generate was interrupted; its journal is left) and `leftover` (a
+//! temporary file a killed run left); `path` is project-relative (for
+//! `component-changed`, the `.wasm`) and absent for `generator-failed`,
+//! `no-lock` and `generate-in-progress`; `message` is the text the text form
+//! prints. Problems are sorted by path, then kind.
 
 use serde::Serialize;
 
 use crate::audit::{FileState, audit};
+use crate::generate::Leftovers;
 use crate::generate::{
     ComponentBytes, GenerateError, posix, read_inputs, read_lock, run_with_inputs, source_label,
     up_to_date,
 };
+use crate::journal::{JOURNAL_FILE, read_journal, recover};
+use crate::lock::{LOCK_FILE, LockError};
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, Project};
+use crate::project_lock::{ProjectLock, Wait};
 use crate::runtime::Runtime;
 
 /// The version of the JSON form.
@@ -85,20 +94,71 @@ impl CheckReport {
     }
 }
 
-/// Checks the project without writing anything.
+/// Checks the project without writing anything, waiting for a running
+/// generate to finish first.
 ///
 /// # Errors
 ///
-/// The project, model or lock cannot be read.
+/// The project or model cannot be read.
 pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, GenerateError> {
-    let lock = read_lock(project)?;
-    let inputs = read_inputs(project)?;
-    let mut problems = Vec::new();
-    let problem = |kind, path: Option<String>, message: String| Problem {
+    check_with(project, runtime, Wait::Block)
+}
+
+fn report(problems: Vec<Problem>) -> CheckReport {
+    CheckReport {
+        check_version: CHECK_VERSION,
+        clean: problems.is_empty(),
+        problems,
+    }
+}
+
+fn problem(kind: &'static str, path: Option<String>, message: String) -> Problem {
+    Problem {
         kind,
         path,
         message,
+    }
+}
+
+/// [`check`]; with [`Wait::NoWait`], a running generate is reported as a
+/// `generate-in-progress` problem instead of waited for.
+///
+/// # Errors
+///
+/// The project or model cannot be read.
+pub fn check_with(
+    project: &Project,
+    runtime: &Runtime,
+    wait: Wait,
+) -> Result<CheckReport, GenerateError> {
+    let _reading = match ProjectLock::shared(project, wait) {
+        Ok(lock) => lock,
+        Err(GenerateError::Busy { .. }) => {
+            return Ok(report(vec![problem(
+                "generate-in-progress",
+                None,
+                "a seams generate is writing this project; check again when it is done".into(),
+            )]));
+        }
+        Err(e) => return Err(e),
     };
+    let unreadable = |file: &str, e: LockError| {
+        Ok(report(vec![problem(
+            "lock-unreadable",
+            Some(file.to_owned()),
+            e.to_string(),
+        )]))
+    };
+    let lock = match read_lock(project) {
+        Err(GenerateError::Lock(e)) => return unreadable(LOCK_FILE, e),
+        other => other?,
+    };
+    let journal = match read_journal(project) {
+        Err(GenerateError::Lock(e)) => return unreadable(JOURNAL_FILE, e),
+        other => other?,
+    };
+    let inputs = read_inputs(project)?;
+    let mut problems = Vec::new();
 
     if lock.is_none() {
         problems.push(problem(
@@ -131,20 +191,41 @@ pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, Genera
     }
 
     let out_path = project.output_path();
-    let out = OutputDir::open_existing(&out_path).map_err(|source| GenerateError::Io {
-        path: out_path.clone(),
-        source,
-    })?;
+    let io = |path: &std::path::Path| {
+        let path = path.to_owned();
+        move |source| GenerateError::Io { path, source }
+    };
+    let out = OutputDir::open_existing(&out_path).map_err(io(&out_path))?;
+    let root = OutputDir::open_existing(&project.root)
+        .map_err(io(&project.root))?
+        .ok_or_else(|| GenerateError::Io {
+            path: project.root.clone(),
+            source: std::io::ErrorKind::NotFound.into(),
+        })?;
+    for path in Leftovers::find(&root, out.as_ref(), project)?.paths(project) {
+        problems.push(problem(
+            "leftover",
+            Some(path),
+            "is a temporary file a killed seams run left; `seams generate` removes it".into(),
+        ));
+    }
+    let lock = match &journal {
+        Some(journal) => {
+            problems.push(problem(
+                "interrupted",
+                Some(JOURNAL_FILE.to_owned()),
+                "a seams generate was interrupted; the files it wrote are known from its journal, and `seams generate` finishes the job".into(),
+            ));
+            Some(recover(project, lock, journal, out.as_ref())?)
+        }
+        None => lock,
+    };
     // What `seams generate` would call up to date is clean: nothing to run.
     if let Some(lock) = &lock
         && problems.is_empty()
         && up_to_date(project, &inputs, lock, out.as_ref())?
     {
-        return Ok(CheckReport {
-            check_version: CHECK_VERSION,
-            clean: true,
-            problems,
-        });
+        return Ok(report(problems));
     }
 
     let generation = run_with_inputs(project, runtime, &inputs);
@@ -189,9 +270,5 @@ pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, Genera
         ));
     }
     problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(b.kind)));
-    Ok(CheckReport {
-        check_version: CHECK_VERSION,
-        clean: problems.is_empty(),
-        problems,
-    })
+    Ok(report(problems))
 }

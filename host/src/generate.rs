@@ -2,15 +2,18 @@
 //! and the lock.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::audit::FileState;
+use crate::journal::{JOURNAL_FILE, JOURNAL_VERSION, Journal, read_journal, recover};
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
 use crate::model::{Model, ModelError, sha256_hex};
 use crate::output_dir::OutputDir;
 use crate::progress::{Progress, Silent};
 use crate::project::{GeneratorSource, Project, ProjectError};
+use crate::project_lock::{ProjectLock, Wait};
 use crate::runtime::{
     GeneratorError, GeneratorErrorKind, GeneratorRun, LoadedGenerator, Output, Runtime,
 };
@@ -48,6 +51,15 @@ pub enum GenerateError {
         locked: String,
         /// The sha256 of the file now.
         actual: String,
+    },
+    /// Another seams run holds the project.
+    #[error(
+        "another seams run is writing the project {}; wait for it, or run again without --no-wait to wait",
+        path.display()
+    )]
+    Busy {
+        /// The project directory (the lock is on it).
+        path: PathBuf,
     },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
@@ -115,6 +127,8 @@ pub struct GenerateReport {
     pub failures: Vec<GeneratorError>,
     /// Files deleted: orphans that still matched the lock, sorted.
     pub deleted: Vec<String>,
+    /// Temporary files of an interrupted run that were removed.
+    pub leftovers: Vec<String>,
     /// Whether `seams.lock` was rewritten.
     pub lock_written: bool,
     /// Nothing was run: model, seams.toml, components and files all match
@@ -136,6 +150,8 @@ pub struct GenerateOptions<'a> {
     pub fail_after: Option<usize>,
     /// Told as each generator finishes.
     pub progress: &'a dyn Progress,
+    /// Whether to wait for another run on the project to finish.
+    pub wait: Wait,
 }
 
 impl Default for GenerateOptions<'_> {
@@ -145,6 +161,7 @@ impl Default for GenerateOptions<'_> {
             update: false,
             fail_after: None,
             progress: &Silent,
+            wait: Wait::Block,
         }
     }
 }
@@ -155,6 +172,7 @@ impl std::fmt::Debug for GenerateOptions<'_> {
             .field("force", &self.force)
             .field("update", &self.update)
             .field("fail_after", &self.fail_after)
+            .field("wait", &self.wait)
             .finish_non_exhaustive()
     }
 }
@@ -407,8 +425,15 @@ fn clone_error(e: &GeneratorError) -> GeneratorError {
 /// An unreadable or invalid lock.
 pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
     let path = project.root.join(LOCK_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Some(Lock::parse(&path.display().to_string(), &text)?)),
+    let shown = path.display().to_string();
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let text = crate::input_text::decode(&bytes).map_err(|e| crate::lock::LockError {
+                path: shown.clone(),
+                message: e.to_string(),
+            })?;
+            Ok(Some(Lock::parse(&shown, text)?))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(GenerateError::Io { path, source }),
     }
@@ -498,9 +523,11 @@ pub fn generate(
     runtime: &Runtime,
     options: &GenerateOptions,
 ) -> Result<GenerateReport, GenerateError> {
-    let previous = read_lock(project)?;
+    let _running = ProjectLock::exclusive(project, options.wait)?;
+    let locked = read_lock(project)?;
+    let journal = read_journal(project)?;
     let inputs = read_inputs(project)?;
-    if let Some(lock) = &previous
+    if let Some(lock) = &locked
         && !options.update
     {
         check_pins(project, &inputs, lock)?;
@@ -508,7 +535,16 @@ pub fn generate(
     let out_path = project.output_path();
     let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
     let existing = OutputDir::open_existing(&out_path).map_err(io(out_path.clone()))?;
-    if let Some(lock) = &previous
+    let root = OutputDir::open(&project.root).map_err(io(project.root.clone()))?;
+    let leftovers = Leftovers::find(&root, existing.as_ref(), project)?;
+    // An interrupted run's files count as seams's, whatever changed since.
+    let previous = match &journal {
+        Some(journal) => Some(recover(project, locked, journal, existing.as_ref())?),
+        None => locked,
+    };
+    if journal.is_none()
+        && leftovers.is_empty()
+        && let Some(lock) = &previous
         && up_to_date(project, &inputs, lock, existing.as_ref())?
     {
         return Ok(GenerateReport {
@@ -520,18 +556,13 @@ pub fn generate(
     let generation = run_reporting_progress(project, runtime, &inputs, options.progress);
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
-        // lock (if any) still describes the files on disk.
+        // lock (and journal, if any) still describe the files on disk.
         return Ok(GenerateReport {
             failures: generation.failures.into_iter().map(|(_, e)| e).collect(),
             ..GenerateReport::default()
         });
     }
     let audits = crate::audit::audit(project, &generation, previous.as_ref(), existing.as_ref())?;
-    // Created only now that there is something to write.
-    let out = match existing {
-        Some(out) => out,
-        None => OutputDir::open(&out_path).map_err(io(out_path.clone()))?,
-    };
     let out_prefix = posix(&project.output_dir);
     let shown = |path: &str| format!("{out_prefix}/{path}");
     if !options.force {
@@ -550,6 +581,11 @@ pub fn generate(
             return Err(GenerateError::HandEdited { overwrite, delete });
         }
     }
+    // Created only now that there is something to write.
+    let out = match existing {
+        Some(out) => out,
+        None => OutputDir::open(&out_path).map_err(io(out_path.clone()))?,
+    };
 
     let mut report = GenerateReport::default();
     for SourcedRun { run, .. } in &generation.runs {
@@ -571,19 +607,18 @@ pub fn generate(
             None => Ok(()),
         }
     };
+    let lock = lock_for(project, &inputs, &generation, previous.as_ref());
+    let lock_text = lock.to_text();
+
+    // The plan: what to write, what to delete.
+    let mut writes = Vec::new();
+    let mut deletes = Vec::new();
     for a in &audits {
-        let full = out_path.join(&a.path);
         match (a.state, &a.generated) {
             (FileState::Missing | FileState::Stale | FileState::HandEdited, Some(bytes)) => {
-                step(&full)?;
-                out.write(&a.path, bytes.as_bytes()).map_err(io(full))?;
-                report.written.push(shown(&a.path));
+                writes.push((a.path.as_str(), bytes.as_str()))
             }
-            (FileState::Orphan | FileState::EditedOrphan, _) => {
-                step(&full)?;
-                out.remove(&a.path).map_err(io(full))?;
-                report.deleted.push(shown(&a.path));
-            }
+            (FileState::Orphan | FileState::EditedOrphan, _) => deletes.push(a.path.as_str()),
             (FileState::Current | FileState::Unlocked, Some(_)) => {
                 report.unchanged.push(shown(&a.path))
             }
@@ -591,11 +626,49 @@ pub fn generate(
         }
     }
 
-    // The lock last: until it is replaced, the old lock describes the old
-    // files, and files already rewritten show as generated, not edited.
-    let lock_text = lock_for(project, &inputs, &generation, previous.as_ref()).to_text();
+    // The record of intent first, durably: from here on every file this
+    // run writes or deletes is recognised as seams's by the next run.
+    let journal_path = project.root.join(JOURNAL_FILE);
+    if !writes.is_empty() || !deletes.is_empty() {
+        let written: BTreeSet<String> = writes.iter().map(|(p, _)| shown(p)).collect();
+        let intent = Journal {
+            journal_version: JOURNAL_VERSION,
+            writes: lock
+                .outputs
+                .iter()
+                .filter(|o| written.contains(&o.path))
+                .cloned()
+                .collect(),
+            deletes: deletes.iter().map(|p| shown(p)).collect(),
+        };
+        step(&journal_path)?;
+        root.write(JOURNAL_FILE, intent.to_text().as_bytes())
+            .map_err(io(journal_path.clone()))?;
+        root.sync_dir("").map_err(io(project.root.clone()))?;
+    }
+    report.leftovers = leftovers.remove(&root, &out, project)?;
+    let mut touched: BTreeSet<&str> = BTreeSet::new();
+    for (path, bytes) in &writes {
+        let full = out_path.join(path);
+        step(&full)?;
+        out.write(path, bytes.as_bytes()).map_err(io(full))?;
+        report.written.push(shown(path));
+        touched.insert(path.rsplit_once('/').map_or("", |(dir, _)| dir));
+    }
+    for path in &deletes {
+        let full = out_path.join(path);
+        step(&full)?;
+        out.remove(path).map_err(io(full))?;
+        report.deleted.push(shown(path));
+        touched.insert(path.rsplit_once('/').map_or("", |(dir, _)| dir));
+    }
+    for dir in touched {
+        out.sync_dir(dir).map_err(io(out_path.join(dir)))?;
+    }
+
+    // The lock last: until it is replaced, the old lock and the journal
+    // describe the files.
     report.failures = generation.failures.into_iter().map(|(_, e)| e).collect();
-    let root = OutputDir::open(&project.root).map_err(io(project.root.clone()))?;
     let lock_path = project.root.join(LOCK_FILE);
     let current = root.read(LOCK_FILE).map_err(io(lock_path.clone()))?;
     if current.as_deref() != Some(lock_text.as_bytes()) {
@@ -604,7 +677,74 @@ pub fn generate(
             .map_err(io(lock_path))?;
         report.lock_written = true;
     }
+    if journal.is_some()
+        || root
+            .read(JOURNAL_FILE)
+            .map_err(io(journal_path.clone()))?
+            .is_some()
+    {
+        root.remove(JOURNAL_FILE).map_err(io(journal_path))?;
+    }
+    root.sync_dir("").map_err(io(project.root.clone()))?;
     Ok(report)
+}
+
+/// Temporary files a killed run left: in the output directory (any depth)
+/// and beside the lock.
+#[derive(Debug, Default)]
+pub(crate) struct Leftovers {
+    /// Relative to the project directory.
+    root: Vec<String>,
+    /// Relative to the output directory.
+    out: Vec<String>,
+}
+
+impl Leftovers {
+    pub(crate) fn find(
+        root: &OutputDir,
+        out: Option<&OutputDir>,
+        project: &Project,
+    ) -> Result<Leftovers, GenerateError> {
+        let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
+        Ok(Leftovers {
+            root: root.leftovers(false).map_err(io(project.root.clone()))?,
+            out: match out {
+                Some(out) => out.leftovers(true).map_err(io(project.output_path()))?,
+                None => Vec::new(),
+            },
+        })
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.root.is_empty() && self.out.is_empty()
+    }
+
+    /// Every leftover, project-relative.
+    pub(crate) fn paths(&self, project: &Project) -> Vec<String> {
+        let out_prefix = posix(&project.output_dir);
+        let mut paths: Vec<String> = self.root.clone();
+        paths.extend(self.out.iter().map(|p| format!("{out_prefix}/{p}")));
+        paths.sort();
+        paths
+    }
+
+    /// Deletes them; gives what was deleted, project-relative.
+    fn remove(
+        &self,
+        root: &OutputDir,
+        out: &OutputDir,
+        project: &Project,
+    ) -> Result<Vec<String>, GenerateError> {
+        let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
+        for path in &self.root {
+            root.remove(path).map_err(io(project.root.join(path)))?;
+        }
+        for path in &self.out {
+            out.remove(path)
+                .map_err(io(project.output_path().join(path)))?;
+        }
+        Ok(self.paths(project))
+    }
 }
 
 /// Refuses a `.wasm` whose bytes differ from the component the lock pins.

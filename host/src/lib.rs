@@ -38,20 +38,23 @@ pub mod cli;
 mod draft;
 mod generate;
 mod golden;
+mod input_text;
 mod inspect;
+mod journal;
 mod lock;
 mod model;
 mod output_dir;
 mod output_syntax;
 mod progress;
 mod project;
+mod project_lock;
 mod runtime;
 mod scaffold;
 mod templates;
 mod trace;
 
 pub use audit::{FileAudit, FileState, audit, locked_path};
-pub use check::{CHECK_VERSION, CheckReport, Problem, check};
+pub use check::{CHECK_VERSION, CheckReport, Problem, check, check_with};
 pub use draft::{
     Answer, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, PROMPT,
     REPAIR_PROMPT, build_prompt, check_no_logic, check_no_restated_labels, draft_generator,
@@ -68,12 +71,14 @@ pub use golden::{
     test_generator,
 };
 pub use inspect::{InspectError, Inspection, inspect, view};
+pub use journal::{JOURNAL_FILE, Journal};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use model::{Model, ModelError, QueryError};
 pub use output_dir::{OutputDir, check_distinct, validate as validate_output_path};
 pub use output_syntax::{SUFFIXES, SyntaxProblem, check as check_syntax, language_of};
 pub use progress::{Progress, Silent};
 pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
+pub use project_lock::Wait;
 pub use runtime::{
     GeneratorError, GeneratorErrorKind, GeneratorRun, Limits, LoadedGenerator, Meta, Output,
     PROTOCOL_VERSION, Runtime, RuntimeError,

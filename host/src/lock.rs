@@ -86,7 +86,7 @@ impl Lock {
     pub fn parse(path: &str, text: &str) -> Result<Lock, LockError> {
         let lock: Lock = serde_json::from_str(text).map_err(|e| LockError {
             path: path.to_owned(),
-            message: e.to_string(),
+            message: crate::input_text::cut(&e.to_string()),
         })?;
         if lock.lock_version != LOCK_VERSION {
             return Err(LockError {

@@ -7,7 +7,9 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer, RdfSyntaxError};
-use oxigraph::model::{GraphNameRef, NamedNodeRef, NamedOrBlankNode as Subject, Quad, Term};
+use oxigraph::model::{
+    BlankNode, GraphName, GraphNameRef, NamedNodeRef, NamedOrBlankNode as Subject, Quad, Term,
+};
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
 use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
@@ -161,6 +163,7 @@ impl Model {
                 });
             }
         };
+        let data = crate::input_text::strip_bom(data);
         let mut parser = RdfParser::from_format(format).for_slice(data);
         for quad in &mut parser {
             quads.push(quad.map_err(|e| syntax_error(path, e))?);
@@ -184,11 +187,14 @@ impl Model {
         // A dataset is a set: the same quad in two files counts once.
         let mut seen = std::collections::HashSet::new();
         quads.retain(|q| seen.insert(q.clone()));
+        // Parsers label anonymous nodes (`[ ... ]`) at random: the labels
+        // generators see, and so sidecars and the lock, come from the
+        // canonical form instead.
+        let hash = canonical_labels(&mut quads)?;
         let store = Store::new().map_err(|e| ModelError::Store(e.to_string()))?;
         store
             .extend(quads.iter().cloned())
             .map_err(|e| ModelError::Store(e.to_string()))?;
-        let hash = canonical_hash(&quads)?;
         let mut labels: BTreeMap<String, String> = BTreeMap::new();
         for quad in &quads {
             if quad.predicate.as_ref() != RDFS_LABEL {
@@ -437,25 +443,42 @@ impl std::io::Write for BoundedWriter {
     }
 }
 
-/// sha256 of the canonical N-Quads of `quads`: sorted N-Quads lines when
-/// there are no blank nodes, RDFC-1.0 when there are (the two agree on
-/// graphs without blank nodes).
-fn canonical_hash(quads: &[Quad]) -> Result<String, ModelError> {
-    let dataset: oxrdf_canon::Dataset = quads.iter().map(to_canon_quad).collect();
+/// Relabels the blank nodes of `quads` with their RDFC-1.0 canonical
+/// labels (`c14n0`, ...) and gives the sha256 of the canonical N-Quads:
+/// sorted N-Quads lines (the two agree on graphs without blank nodes, which
+/// skip the canonicalization).
+fn canonical_labels(quads: &mut [Quad]) -> Result<String, ModelError> {
     let has_blank_nodes = quads.iter().any(|q| {
         matches!(q.subject, Subject::BlankNode(_))
             || matches!(q.object, Term::BlankNode(_))
             || matches!(q.graph_name.as_ref(), GraphNameRef::BlankNode(_))
     });
-    let canonical = if has_blank_nodes {
+    if has_blank_nodes {
+        let dataset: oxrdf_canon::Dataset = quads.iter().map(to_canon_quad).collect();
         let options = rdf_canon::CanonicalizationOptions {
             hndq_call_limit: Some(CANONICALIZATION_CALL_LIMIT),
         };
-        rdf_canon::canonicalize_with::<Sha256>(&dataset, &options)
-            .map_err(|e| ModelError::Canonicalization(e.to_string()))?
-    } else {
-        rdf_canon::serialize(&dataset)
-    };
+        let issued = rdf_canon::issue_with::<Sha256>(&dataset, &options)
+            .map_err(|e| ModelError::Canonicalization(e.to_string()))?;
+        let relabel = |node: &BlankNode| -> BlankNode {
+            issued
+                .get(node.as_str())
+                .map_or_else(|| node.clone(), BlankNode::new_unchecked)
+        };
+        for quad in quads.iter_mut() {
+            if let Subject::BlankNode(b) = &quad.subject {
+                quad.subject = relabel(b).into();
+            }
+            if let Term::BlankNode(b) = &quad.object {
+                quad.object = relabel(b).into();
+            }
+            if let GraphName::BlankNode(b) = &quad.graph_name {
+                quad.graph_name = relabel(b).into();
+            }
+        }
+    }
+    let dataset: oxrdf_canon::Dataset = quads.iter().map(to_canon_quad).collect();
+    let canonical = rdf_canon::serialize(&dataset);
     Ok(hex(&Sha256::digest(canonical.as_bytes())))
 }
 

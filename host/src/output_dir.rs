@@ -2,14 +2,24 @@
 //! inside it on every platform, and the only writer of files in it.
 //!
 //! Every write goes through a `cap-std` directory handle, so neither a
-//! path nor a symlink can lead outside, and replaces the file atomically
-//! (a temporary file in the same directory, then a rename).
+//! path nor a symlink can lead outside, and replaces the file atomically:
+//! the bytes go to a temporary file in the same directory, named with
+//! [`TEMP_PREFIX`] so that one left behind by a killed run is recognised,
+//! are synced, then renamed into place. Directories are synced by
+//! [`OutputDir::sync_dir`] once a batch of renames is done.
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, OpenOptions};
+
+/// The name prefix of seams's temporary files. No output may use it.
+pub const TEMP_PREFIX: &str = ".seams-tmp-";
+
+/// Numbers the temporary files of this process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// An open output directory.
 #[derive(Debug)]
@@ -70,11 +80,14 @@ impl OutputDir {
         }
     }
 
-    /// Replaces `rel` with `bytes` atomically, creating its directories.
+    /// Replaces `rel` with `bytes` atomically, creating its directories:
+    /// a synced temporary file renamed into place. The rename is durable
+    /// once the parent directory is synced ([`OutputDir::sync_dir`]).
     ///
     /// # Errors
     ///
-    /// An I/O error, or a path (or symlink) that leads outside.
+    /// An I/O error, or a path (or symlink) that leads outside. The
+    /// temporary file is removed then, unless the process dies first.
     pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
         let (parent, name) = match rel.rsplit_once('/') {
             Some((parent, name)) => {
@@ -84,9 +97,76 @@ impl OutputDir {
             None => (None, rel),
         };
         let dir = parent.as_ref().unwrap_or(&self.dir);
-        let mut tmp = cap_tempfile::TempFile::new(dir)?;
-        tmp.as_file_mut().write_all(bytes)?;
-        tmp.replace(name)
+        let temp = format!(
+            "{TEMP_PREFIX}{}-{}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let written = dir.open_with(&temp, &options).and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            drop(file);
+            dir.rename(&temp, dir, name)
+        });
+        if written.is_err() {
+            let _ = dir.remove_file(&temp);
+        }
+        written
+    }
+
+    /// Syncs the directory `rel` (`""` for this one), so that the renames
+    /// and deletions in it survive a power loss.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn sync_dir(&self, rel: &str) -> std::io::Result<()> {
+        // Directory handles are path-only (O_PATH) and cannot be synced:
+        // the directory is opened for reading, through the handle.
+        let target = if rel.is_empty() { "." } else { rel };
+        let mut options = OpenOptions::new();
+        options.read(true);
+        self.dir.open_with(target, &options)?.sync_all()
+    }
+
+    /// The temporary files a killed seams left behind: paths relative to
+    /// this directory, sorted; in every subdirectory when `recursive`.
+    /// Symlinks are not followed.
+    ///
+    /// # Errors
+    ///
+    /// A directory that cannot be listed.
+    pub fn leftovers(&self, recursive: bool) -> std::io::Result<Vec<String>> {
+        let mut found = Vec::new();
+        let mut pending = vec![String::new()];
+        while let Some(rel) = pending.pop() {
+            let dir = if rel.is_empty() {
+                self.dir.try_clone()?
+            } else {
+                self.dir.open_dir(&rel)?
+            };
+            for entry in dir.entries()? {
+                let entry = entry?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let path = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                let kind = entry.file_type()?;
+                if kind.is_dir() {
+                    if recursive {
+                        pending.push(path);
+                    }
+                } else if name.starts_with(TEMP_PREFIX) {
+                    found.push(path);
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
     }
 }
 
@@ -125,6 +205,12 @@ pub fn validate(path: &str) -> Result<(), &'static str> {
             }
             _ => {}
         }
+    }
+    if path
+        .split('/')
+        .any(|segment| segment.starts_with(TEMP_PREFIX))
+    {
+        return Err("names starting with .seams-tmp- are reserved for the host's temporary files");
     }
     if path.ends_with(".trace.json") {
         return Err("names ending in .trace.json are reserved for the host's trace sidecars");
@@ -180,6 +266,8 @@ mod tests {
             "a/",
             "./a",
             "x.html.trace.json",
+            ".seams-tmp-1-2",
+            "a/.seams-tmp-x/b",
         ] {
             assert!(validate(bad).is_err(), "{bad:?} should be refused");
         }

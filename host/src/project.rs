@@ -7,6 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::input_text::{cut, echo};
 use crate::runtime::Limits;
 
 /// The manifest's file name.
@@ -157,8 +158,8 @@ impl Project {
     /// names the file, line and key.
     pub fn load(dir: &Path) -> Result<Project, ProjectError> {
         let path = dir.join(MANIFEST);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir.is_dir() => {
                 return Err(ProjectError::NoDirectory {
                     dir: dir.to_owned(),
@@ -171,7 +172,12 @@ impl Project {
             }
             Err(source) => return Err(ProjectError::Io { path, source }),
         };
-        Self::parse(dir, &path, &text)
+        let text = crate::input_text::decode(&bytes).map_err(|e| ProjectError::Invalid {
+            path: path.clone(),
+            line: e.line,
+            message: e.to_string(),
+        })?;
+        Self::parse(dir, &path, text)
     }
 
     /// Parses manifest text; `path` is only used in errors.
@@ -185,8 +191,20 @@ impl Project {
             line: span.map_or(1, |s| line_of(text, s.start)),
             message,
         };
-        let raw: RawManifest =
-            toml::from_str(text).map_err(|e| invalid(e.span(), e.message().to_owned()))?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let mut message = e.message().to_owned();
+            // toml names no key for a duplicate; its span covers the key.
+            if message.starts_with("duplicate key")
+                && let Some(key) = e.span().and_then(|s| text.get(s))
+            {
+                message = format!(
+                    "duplicate key {}: a key may be set only once",
+                    echo(key.trim())
+                );
+            }
+            invalid(e.span(), cut(&message))
+        })?;
 
         let model = raw.model.into_inner();
         if model.files.is_empty() {
@@ -200,7 +218,7 @@ impl Project {
             let rel = relative_path(file.get_ref()).map_err(|why| {
                 invalid(
                     Some(file.span()),
-                    format!("[model] files: {:?} {why}", file.get_ref()),
+                    format!("[model] files: {} {why}", echo(file.get_ref())),
                 )
             })?;
             model_files.push(root.join(rel));
@@ -209,12 +227,26 @@ impl Project {
         let output_dir = match raw.output {
             Some(output) => {
                 let dir = output.into_inner().dir;
-                relative_path(dir.get_ref()).map_err(|why| {
-                    invalid(
-                        Some(dir.span()),
-                        format!("[output] dir: {:?} {why}", dir.get_ref()),
-                    )
-                })?
+                let shown = echo(dir.get_ref());
+                let rel = relative_path(dir.get_ref())
+                    .and_then(output_subdirectory)
+                    .map_err(|why| {
+                        invalid(Some(dir.span()), format!("[output] dir: {shown} {why}"))
+                    })?;
+                // seams deletes orphans in the output directory: it may hold
+                // nothing else of the project.
+                for (file, model_file) in model.files.iter().zip(&model_files) {
+                    if model_file.starts_with(root.join(&rel)) {
+                        return Err(invalid(
+                            Some(dir.span()),
+                            format!(
+                                "[output] dir: {shown} holds the model file {}; seams may delete what it holds, so give outputs a directory of their own",
+                                echo(file.get_ref())
+                            ),
+                        ));
+                    }
+                }
+                rel
             }
             None => PathBuf::from("out"),
         };
@@ -234,8 +266,8 @@ impl Project {
                         return Err(invalid(
                             Some(name.span()),
                             format!(
-                                "[[generator]] builtin: unknown generator {:?}; the built-ins are: {}",
-                                name.get_ref(),
+                                "[[generator]] builtin: unknown generator {}; the built-ins are: {}",
+                                echo(name.get_ref()),
                                 crate::builtin::NAMES.join(", ")
                             ),
                         ));
@@ -252,7 +284,7 @@ impl Project {
                     let rel = relative_path(wasm.get_ref()).map_err(|why| {
                         invalid(
                             Some(wasm.span()),
-                            format!("[[generator]] wasm: {:?} {why}", wasm.get_ref()),
+                            format!("[[generator]] wasm: {} {why}", echo(wasm.get_ref())),
                         )
                     })?;
                     let sha256 = match &g.sha256 {
@@ -375,6 +407,24 @@ fn relative_path(text: &str) -> Result<PathBuf, &'static str> {
         }
     }
     Ok(path.to_owned())
+}
+
+/// The output directory must be a subdirectory of the project, normalized
+/// (no `.` segments), and not the project's own `.seams` directory.
+fn output_subdirectory(path: PathBuf) -> Result<PathBuf, &'static str> {
+    let normal: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if normal.as_os_str().is_empty() {
+        return Err(
+            "is the project directory itself; outputs need a subdirectory of their own, e.g. \"out\"",
+        );
+    }
+    if normal.starts_with(".seams") {
+        return Err("is inside .seams, seams's own directory; use e.g. \"out\"");
+    }
+    Ok(normal)
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

@@ -17,6 +17,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::draft::DraftRequest;
 use crate::generate::{GenerateError, GenerateOptions, GenerateReport, generate};
 use crate::project::Project;
+use crate::project_lock::Wait;
 use crate::runtime::Runtime;
 pub use console::Terminal;
 use console::{ColorChoice, Console, GOOD, WARN};
@@ -78,6 +79,9 @@ enum Command {
         /// Accept .wasm components whose bytes differ from seams.lock.
         #[arg(long)]
         update: bool,
+        /// Fail at once if another seams run holds the project, instead of waiting.
+        #[arg(long)]
+        no_wait: bool,
         #[command(flatten)]
         format: FormatArg,
     },
@@ -85,6 +89,9 @@ enum Command {
     Check {
         #[command(flatten)]
         project: ProjectArg,
+        /// Report a running generate as a problem instead of waiting for it.
+        #[arg(long)]
+        no_wait: bool,
         #[command(flatten)]
         format: FormatArg,
     },
@@ -266,11 +273,23 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
             project,
             force,
             update,
+            no_wait,
             format,
-        } => generate_command(&mut io, &project.project, force, update, format.format),
-        Command::Check { project, format } => {
-            check_command(&mut io, &project.project, format.format)
-        }
+        } => generate_command(
+            &mut io,
+            &project.project,
+            GenerateFlags {
+                force,
+                update,
+                no_wait,
+            },
+            format.format,
+        ),
+        Command::Check {
+            project,
+            no_wait,
+            format,
+        } => check_command(&mut io, &project.project, no_wait, format.format),
         Command::NewGenerator {
             name,
             reference,
@@ -557,10 +576,27 @@ fn draft_command(io: &mut Io<'_>, request: &DraftRequest, dir: &Path, format: Fo
     }
 }
 
-fn check_command(io: &mut Io<'_>, dir: &Path, format: Format) -> u8 {
-    match in_project(dir, |project, runtime| {
-        Ok(crate::check::check(project, runtime)?)
-    }) {
+/// What waiting for another run looks like: one line on stderr (unless
+/// `-q`), then the wait.
+const WAITING: &str =
+    "waiting for another seams run on this project to finish (--no-wait does not wait)";
+
+fn check_command(io: &mut Io<'_>, dir: &Path, no_wait: bool, format: Format) -> u8 {
+    let result = in_project(dir, |project, runtime| {
+        let report = crate::check::check_with(project, runtime, Wait::NoWait)?;
+        let busy = report
+            .problems
+            .iter()
+            .any(|p| p.kind == "generate-in-progress");
+        if busy && !no_wait {
+            if !io.console.quiet {
+                let _ = writeln!(io.err, "seams check: {WAITING}");
+            }
+            return Ok(crate::check::check_with(project, runtime, Wait::Block)?);
+        }
+        Ok(report)
+    });
+    match result {
         Ok(report) => {
             let code = if report.clean { EXIT_OK } else { EXIT_FAILURE };
             let quiet = io.console.quiet;
@@ -581,18 +617,39 @@ fn check_command(io: &mut Io<'_>, dir: &Path, format: Format) -> u8 {
     }
 }
 
-fn generate_command(io: &mut Io<'_>, dir: &Path, force: bool, update: bool, format: Format) -> u8 {
+/// `seams generate`'s switches.
+struct GenerateFlags {
+    force: bool,
+    update: bool,
+    no_wait: bool,
+}
+
+fn generate_command(io: &mut Io<'_>, dir: &Path, flags: GenerateFlags, format: Format) -> u8 {
     let started = std::time::Instant::now();
     let progress = io.console.progress();
     let options = GenerateOptions {
-        force,
-        update,
+        force: flags.force,
+        update: flags.update,
         progress: progress.as_ref(),
+        wait: Wait::NoWait,
         ..GenerateOptions::default()
     };
-    let report = match in_project(dir, |project, runtime| {
-        Ok(generate(project, runtime, &options)?)
-    }) {
+    let result = in_project(dir, |project, runtime| {
+        match generate(project, runtime, &options) {
+            Err(GenerateError::Busy { .. }) if !flags.no_wait => {
+                if !io.console.quiet {
+                    let _ = writeln!(io.err, "seams generate: {WAITING}");
+                }
+                let options = GenerateOptions {
+                    wait: Wait::Block,
+                    ..options.clone()
+                };
+                Ok(generate(project, runtime, &options)?)
+            }
+            other => Ok(other?),
+        }
+    });
+    let report = match result {
         Ok(report) => report,
         Err(e) => return io.fail(format, "generate", e),
     };
@@ -640,6 +697,11 @@ fn generate_text(console: &Console, report: &GenerateReport) -> String {
     for path in &report.deleted {
         text.push_str(&format!("deleted {path} (no longer generated)\n"));
     }
+    for path in &report.leftovers {
+        text.push_str(&format!(
+            "removed {path} (a temporary file an interrupted run left)\n"
+        ));
+    }
     let failed = report.failures.len();
     if report.lock_written {
         if failed == 0 {
@@ -677,6 +739,7 @@ fn generate_json(report: &GenerateReport) -> serde_json::Value {
         "written": report.written,
         "unchanged": report.unchanged,
         "deleted": report.deleted,
+        "leftovers": report.leftovers,
         "lock_written": report.lock_written,
         "failures": failures,
         "log": report.log,
