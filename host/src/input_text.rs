@@ -18,13 +18,19 @@ pub struct NotUtf8 {
     pub byte: u8,
 }
 
+impl NotUtf8 {
+    /// The message for a place that already names the line.
+    pub fn at_column(&self) -> String {
+        format!(
+            "column {}: byte 0x{:02x} is not UTF-8; save the file as UTF-8",
+            self.column, self.byte
+        )
+    }
+}
+
 impl std::fmt::Display for NotUtf8 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "line {} column {}: byte 0x{:02x} is not UTF-8; save the file as UTF-8",
-            self.line, self.column, self.byte
-        )
+        write!(f, "line {} {}", self.line, self.at_column())
     }
 }
 

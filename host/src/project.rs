@@ -175,7 +175,7 @@ impl Project {
         let text = crate::input_text::decode(&bytes).map_err(|e| ProjectError::Invalid {
             path: path.clone(),
             line: e.line,
-            message: e.to_string(),
+            message: e.at_column(),
         })?;
         Self::parse(dir, &path, text)
     }

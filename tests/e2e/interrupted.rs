@@ -1,0 +1,567 @@
+//! Nothing lost when interrupted, run twice at once, or fed blank nodes:
+//! a generate killed at any write, rename, deletion or sync, followed by a
+//! model change, is finished by the next generate without any file called
+//! edited; a hand edit made after the kill is never lost; two generates at
+//! once are serialised and a check never sees one half done; anonymous
+//! blank nodes give the same bytes in every process.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use seams_tests::{TempProject, chat_project, seams};
+
+fn run(p: &Path, args: &[&str]) -> seams_tests::Outcome {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--project", p.to_str().unwrap()]);
+    seams(&all)
+}
+
+fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_seams-e2e")
+}
+
+/// The chat model and the changes the tests make to it. The killed run
+/// goes from `Original` to `PageRenamed`; the next run may see any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Original,
+    PageRenamed,
+    PageRenamedAndRelabelled,
+    Relabelled,
+    ThreadRelabelled,
+}
+
+const VARIANTS: [Variant; 5] = [
+    Variant::Original,
+    Variant::PageRenamed,
+    Variant::PageRenamedAndRelabelled,
+    Variant::Relabelled,
+    Variant::ThreadRelabelled,
+];
+
+fn model_text(variant: Variant) -> String {
+    let original =
+        std::fs::read_to_string(seams_tests::repo_root().join("examples/chat/model.ttl")).unwrap();
+    let renamed = |t: String| t.replace("ui:path \"thread\"", "ui:path \"discussion\"");
+    let relabelled = |t: String| t.replace("rdfs:label \"Chat\"", "rdfs:label \"Talk\"");
+    match variant {
+        Variant::Original => original,
+        Variant::PageRenamed => renamed(original),
+        Variant::PageRenamedAndRelabelled => relabelled(renamed(original)),
+        Variant::Relabelled => relabelled(original),
+        Variant::ThreadRelabelled => {
+            original.replace("rdfs:label \"Thread\"", "rdfs:label \"The thread\"")
+        }
+    }
+}
+
+/// Replaces the model atomically, so that a running generate never reads
+/// half a file.
+fn set_model(p: &Path, variant: Variant) {
+    let temp = p.join("model.ttl.new");
+    std::fs::write(&temp, model_text(variant)).unwrap();
+    std::fs::rename(temp, p.join("model.ttl")).unwrap();
+}
+
+/// Files with their bytes, sorted by path.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// The lock and every file under `out/` (any depth), with their bytes.
+fn generated_files(p: &Path) -> Files {
+    let mut files = vec![(
+        "seams.lock".to_owned(),
+        std::fs::read(p.join("seams.lock")).unwrap(),
+    )];
+    let mut pending = vec![p.join("out")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let rel = path.strip_prefix(p).unwrap().to_string_lossy().into_owned();
+                files.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Every file a killed run may have left, anywhere in the project.
+fn temporary_files(p: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![p.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".seams-tmp-")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// A clean generation of each variant.
+fn references() -> Vec<(Variant, Files)> {
+    VARIANTS
+        .iter()
+        .map(|&variant| {
+            let p = chat_project();
+            set_model(p.path(), variant);
+            assert_eq!(run(p.path(), &["generate"]).code, 0);
+            (variant, generated_files(p.path()))
+        })
+        .collect()
+}
+
+fn reference(references: &[(Variant, Files)], variant: Variant) -> &[(String, Vec<u8>)] {
+    &references.iter().find(|(v, _)| *v == variant).unwrap().1
+}
+
+/// A generated copy of the chat example, moved to `PageRenamed`, with a
+/// generate run under strace that is killed at the `when`-th call of
+/// `syscalls`. Gives the project and whether the kill happened (else the
+/// run finished).
+fn killed_run(syscalls: &str, when: usize) -> (TempProject, bool) {
+    let p = chat_project();
+    assert_eq!(run(p.path(), &["generate"]).code, 0);
+    set_model(p.path(), Variant::PageRenamed);
+    let status = Command::new("strace")
+        .args(["-f", "-o", "/dev/null", "-e"])
+        .arg(format!("trace={syscalls}"))
+        .arg("-e")
+        .arg(format!("inject={syscalls}:signal=KILL:when={when}"))
+        .args([binary(), "generate", "-q", "--project"])
+        .arg(p.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("strace runs (tests/run installs it)");
+    // strace dies of the same signal as the command it traces.
+    let killed = status.signal() == Some(9) || status.code() == Some(137);
+    assert!(killed || status.success(), "{syscalls} #{when}: {status:?}");
+    (p, killed)
+}
+
+/// The classes of system call a run is killed at: every file it writes,
+/// syncs, renames into place, deletes, and every file it opens.
+const KILL_AT: [&str; 5] = [
+    "renameat,renameat2",
+    "unlinkat",
+    "fsync,fdatasync",
+    "write",
+    "openat",
+];
+
+/// Kills a generate at every call of `syscalls` in turn, changes the model
+/// to each variant, and asserts that check calls nothing edited, reports
+/// every leftover, and the next generate gives exactly a clean generation.
+/// Gives the number of kills.
+fn kill_and_change_the_model(syscalls: &str) -> usize {
+    let references = references();
+    let mut kills = 0;
+    for when in 1.. {
+        let mut finished = false;
+        for (i, &variant) in VARIANTS.iter().enumerate() {
+            let (p, killed) = killed_run(syscalls, when);
+            if !killed {
+                finished = true;
+                break;
+            }
+            kills += 1;
+            let what = format!("killed at {syscalls} #{when}, then {variant:?} (case {i})");
+            let leftovers = temporary_files(p.path());
+            set_model(p.path(), variant);
+            let check = run(p.path(), &["check"]);
+            assert!(check.code <= 1, "{what}: {check:?}");
+            assert!(
+                !check.stdout.contains("hand-edited") && !check.stdout.contains("edited-orphan"),
+                "{what}: nobody edited anything, check must not say so:\n{}",
+                check.stdout
+            );
+            for leftover in &leftovers {
+                let rel = leftover.strip_prefix(p.path()).unwrap().to_string_lossy();
+                assert!(
+                    check.stdout.contains(&format!("leftover: {rel}:")),
+                    "{what}: {rel} is not reported:\n{}",
+                    check.stdout
+                );
+            }
+            let next = run(p.path(), &["generate"]);
+            assert_eq!(next.code, 0, "{what}: {next:?}");
+            assert!(
+                generated_files(p.path()) == reference(&references, variant),
+                "{what}: the project differs from a clean generation"
+            );
+            assert!(temporary_files(p.path()).is_empty(), "{what}");
+            assert!(!p.path().join("seams.journal").exists(), "{what}");
+            assert_eq!(run(p.path(), &["check"]).code, 0, "{what}");
+        }
+        if finished {
+            break;
+        }
+    }
+    kills
+}
+
+// One test per class of system call, so that the harness runs them side by
+// side; together they kill well over 200 runs (asserted in each below for
+// its share).
+
+#[test]
+fn killed_at_any_rename_then_the_model_changes() {
+    assert!(kill_and_change_the_model(KILL_AT[0]) >= 25);
+}
+
+#[test]
+fn killed_at_any_deletion_then_the_model_changes() {
+    assert!(kill_and_change_the_model(KILL_AT[1]) >= 10);
+}
+
+#[test]
+fn killed_at_any_sync_then_the_model_changes() {
+    assert!(kill_and_change_the_model(KILL_AT[2]) >= 40);
+}
+
+#[test]
+fn killed_at_any_write_then_the_model_changes() {
+    assert!(kill_and_change_the_model(KILL_AT[3]) >= 25);
+}
+
+#[test]
+fn killed_at_any_open_then_the_model_changes() {
+    assert!(kill_and_change_the_model(KILL_AT[4]) >= 100);
+}
+
+#[test]
+fn a_hand_edit_made_after_a_kill_is_never_lost() {
+    let references = references();
+    let mut kills = 0;
+    for syscalls in KILL_AT {
+        for when in 1.. {
+            let (p, killed) = killed_run(syscalls, when);
+            if !killed {
+                break;
+            }
+            kills += 1;
+            let what = format!("killed at {syscalls} #{when}");
+            let app = p.path().join("out/app.py");
+            let mut edited = std::fs::read(&app).unwrap();
+            edited.extend_from_slice(b"# my own route\n");
+            std::fs::write(&app, &edited).unwrap();
+            set_model(p.path(), Variant::Relabelled);
+
+            let check = run(p.path(), &["check"]);
+            let called_edited: Vec<&str> = check
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with("hand-edited") || l.starts_with("edited-orphan"))
+                .collect();
+            assert_eq!(called_edited.len(), 1, "{what}: {}", check.stdout);
+            assert!(called_edited[0].contains("out/app.py"), "{what}");
+
+            let refused = run(p.path(), &["generate"]);
+            assert_eq!(refused.code, 1, "{what}: {refused:?}");
+            assert!(
+                refused
+                    .stderr
+                    .contains("this file was edited since seams wrote it: out/app.py"),
+                "{what}: {}",
+                refused.stderr
+            );
+            assert_eq!(
+                std::fs::read(&app).unwrap(),
+                edited,
+                "{what}: the edit is lost"
+            );
+
+            let forced = run(p.path(), &["generate", "--force"]);
+            assert_eq!(forced.code, 0, "{what}: {forced:?}");
+            assert!(
+                generated_files(p.path()) == reference(&references, Variant::Relabelled),
+                "{what}"
+            );
+        }
+    }
+    assert!(kills >= 40, "{kills}");
+}
+
+#[test]
+fn a_kill_between_writing_a_temporary_file_and_renaming_it_leaves_nothing_unreported() {
+    let (p, killed) = killed_run("renameat,renameat2", 2);
+    assert!(killed);
+    let leftovers = temporary_files(p.path());
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+    let rel = leftovers[0]
+        .strip_prefix(p.path())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(rel.starts_with("out/.seams-tmp-"), "{rel}");
+    let check = run(p.path(), &["check", "--format", "json"]);
+    assert_eq!(check.code, 1);
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
+    let kinds: Vec<(&str, &str)> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["kind"].as_str().unwrap(),
+                p["path"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert!(kinds.contains(&("leftover", rel.as_str())), "{kinds:?}");
+    assert!(
+        kinds.contains(&("interrupted", "seams.journal")),
+        "{kinds:?}"
+    );
+    let next = run(p.path(), &["generate"]);
+    assert_eq!(next.code, 0, "{next:?}");
+    assert!(
+        next.stdout.contains(&format!(
+            "removed {rel} (a temporary file an interrupted run left)"
+        )),
+        "{}",
+        next.stdout
+    );
+    assert!(temporary_files(p.path()).is_empty());
+    assert_eq!(run(p.path(), &["check"]).code, 0);
+}
+
+#[test]
+fn two_generates_at_once_on_two_models_are_serialised_and_check_waits() {
+    let references = references();
+    for round in 0..15 {
+        let p = chat_project();
+        assert_eq!(run(p.path(), &["generate"]).code, 0);
+        let (first, second) = if round % 2 == 0 {
+            (Variant::PageRenamed, Variant::Relabelled)
+        } else {
+            (Variant::Relabelled, Variant::PageRenamedAndRelabelled)
+        };
+        let spawn = |args: &[&str]| {
+            Command::new(binary())
+                .args(args)
+                .arg("--project")
+                .arg(p.path())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        set_model(p.path(), first);
+        let a = spawn(&["generate"]);
+        std::thread::sleep(std::time::Duration::from_millis(round as u64 * 2));
+        set_model(p.path(), second);
+        let b = spawn(&["generate"]);
+        let checks: Vec<_> = (0..3).map(|_| spawn(&["check"])).collect();
+        for (name, child) in [("first", a), ("second", b)] {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}, {name} generate: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        for child in checks {
+            let out = child.wait_with_output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                !stdout.contains("hand-edited") && !stdout.contains("edited-orphan"),
+                "round {round}: a check saw a generate half done:\n{stdout}"
+            );
+        }
+        assert!(
+            generated_files(p.path()) == reference(&references, second),
+            "round {round}: the last model's generation is not what is on disk"
+        );
+        assert_eq!(run(p.path(), &["check"]).code, 0, "round {round}");
+    }
+}
+
+#[test]
+fn no_wait_refuses_or_reports_a_running_generate() {
+    let p = chat_project();
+    // A held lock stands for a running generate.
+    let project = seams::Project::load(p.path()).unwrap();
+    let held = std::fs::File::open(&project.root).unwrap();
+    held.lock().unwrap();
+    let generate = run(p.path(), &["generate", "--no-wait"]);
+    assert_eq!(generate.code, 1, "{generate:?}");
+    insta::assert_snapshot!(
+        "generate_no_wait",
+        generate
+            .stderr
+            .replace(p.path().to_str().unwrap(), "[PROJECT]")
+    );
+    assert!(!p.path().join("out").exists(), "nothing written");
+    let check = run(p.path(), &["check", "--no-wait", "--format", "json"]);
+    assert_eq!(check.code, 1);
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
+    assert_eq!(report["problems"][0]["kind"], "generate-in-progress");
+    // Without --no-wait, generate waits (saying so) and runs once the
+    // other run is done.
+    let waiting = Command::new(binary())
+        .args(["generate", "--project"])
+        .arg(p.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!p.path().join("seams.lock").exists(), "it waited");
+    held.unlock().unwrap();
+    let out = waiting.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("seams generate: waiting for another seams run on this project to finish"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(p.path().join("seams.lock").exists());
+}
+
+/// A model whose items are anonymous blank nodes, in the given order.
+fn blank_node_model(reversed: bool) -> String {
+    let mut lines: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                "<urn:x> <urn:seams:test#has> [ <urn:seams:test#name> \"item {i:02}\" ; <urn:seams:test#part> [ <urn:seams:test#size> {i} ] ] ."
+            )
+        })
+        .collect();
+    if reversed {
+        lines.reverse();
+    }
+    format!(
+        "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"blank-nodes\" .\n{}\n",
+        lines.join("\n")
+    )
+}
+
+#[test]
+fn anonymous_blank_nodes_give_the_same_bytes_in_every_process() {
+    let generate = |model: String| {
+        let p = TempProject::new(&model, "[[generator]]\nwasm = \"hostile.wasm\"\n");
+        p.add_file("hostile.wasm", seams_tests::HOSTILE_WASM);
+        let out = Command::new(binary())
+            .args(["generate", "--project"])
+            .arg(p.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let files = generated_files(p.path());
+        (p, files)
+    };
+    let (_a, first) = generate(blank_node_model(false));
+    let (_b, second) = generate(blank_node_model(false));
+    let (_c, reordered) = generate(blank_node_model(true));
+    assert!(
+        first == second,
+        "two processes, the same model: different bytes"
+    );
+    assert!(
+        first == reordered,
+        "the same graph written in another order: different bytes"
+    );
+    let sidecar = first
+        .iter()
+        .find(|(path, _)| path == "out/items.txt.trace.json")
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+        .unwrap();
+    assert!(sidecar.contains("\"_:c14n"), "{sidecar}");
+}
+
+#[test]
+fn the_output_directory_is_a_subdirectory_and_a_crafted_lock_cannot_reach_outside_it() {
+    for (dir, name) in [
+        (".", "output_dir_dot"),
+        ("./", "output_dir_dot_slash"),
+        ("", "output_dir_empty"),
+    ] {
+        let p = chat_project();
+        let manifest = p.path().join("seams.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(
+            &manifest,
+            text.replace("dir = \"out\"", &format!("dir = \"{dir}\"")),
+        )
+        .unwrap();
+        let generate = run(p.path(), &["generate"]);
+        assert_eq!(generate.code, 1, "{dir:?}: {generate:?}");
+        insta::assert_snapshot!(
+            name,
+            generate
+                .stderr
+                .replace(p.path().to_str().unwrap(), "[PROJECT]")
+        );
+    }
+    // The model may not live in the output directory.
+    let p = TempProject::new(
+        "",
+        "[output]\ndir = \"data\"\n[[generator]]\nbuiltin = \"htmx\"\n",
+    );
+    let manifest = p.path().join("seams.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("model.ttl", "data/model.ttl")).unwrap();
+    let generate = run(p.path(), &["generate"]);
+    assert_eq!(generate.code, 1);
+    insta::assert_snapshot!(
+        "output_dir_holds_the_model",
+        generate
+            .stderr
+            .replace(p.path().to_str().unwrap(), "[PROJECT]")
+    );
+
+    // A lock entry pointing at a project file is refused, and nothing is
+    // deleted, after a model change that would otherwise delete orphans.
+    let p = chat_project();
+    assert_eq!(run(p.path(), &["generate"]).code, 0);
+    let lock_path = p.path().join("seams.lock");
+    let lock: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&lock_path).unwrap()).unwrap();
+    let manifest_sha = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(std::fs::read(p.path().join("seams.toml")).unwrap());
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    for path in ["out/../seams.toml", "./seams.toml", "seams.toml"] {
+        let mut crafted = lock.clone();
+        let mut entry = crafted["outputs"][0].clone();
+        entry["path"] = path.into();
+        entry["sha256"] = manifest_sha.clone().into();
+        crafted["outputs"].as_array_mut().unwrap().push(entry);
+        std::fs::write(&lock_path, serde_json::to_string_pretty(&crafted).unwrap()).unwrap();
+        set_model(p.path(), Variant::PageRenamed);
+        let generate = run(p.path(), &["generate"]);
+        assert_eq!(generate.code, 1, "{path}: {generate:?}");
+        assert!(
+            generate
+                .stderr
+                .contains("is not inside the output directory"),
+            "{}",
+            generate.stderr
+        );
+        assert!(p.path().join("seams.toml").exists(), "{path}");
+    }
+}
