@@ -211,6 +211,8 @@ fn kill_and_change_the_model(syscalls: &str) -> usize {
             break;
         }
     }
+    // Seen with --nocapture: how many runs were really killed.
+    eprintln!("killed at {syscalls}: {kills} runs");
     kills
 }
 
