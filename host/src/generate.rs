@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::audit::FileState;
-use crate::journal::{JOURNAL_FILE, JOURNAL_VERSION, Journal, read_journal, recover};
+use crate::journal::{JOURNAL_FILE, JOURNAL_VERSION, Journal, JournalWrite, read_journal, recover};
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
 use crate::model::{Model, ModelError, sha256_hex};
 use crate::output_dir::OutputDir;
@@ -424,7 +424,18 @@ fn clone_error(e: &GeneratorError) -> GeneratorError {
 ///
 /// An unreadable or invalid lock.
 pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
-    let path = project.root.join(LOCK_FILE);
+    read_record(project, LOCK_FILE, Lock::parse)
+}
+
+/// Reads the record `name` in the project directory (the lock or the
+/// journal) with `parse`, which gets its path and text; `None` when there
+/// is none.
+pub(crate) fn read_record<T>(
+    project: &Project,
+    name: &str,
+    parse: fn(&str, &str) -> Result<T, crate::lock::LockError>,
+) -> Result<Option<T>, GenerateError> {
+    let path = project.root.join(name);
     let shown = path.display().to_string();
     match std::fs::read(&path) {
         Ok(bytes) => {
@@ -432,7 +443,7 @@ pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
                 path: shown.clone(),
                 message: e.to_string(),
             })?;
-            Ok(Some(Lock::parse(&shown, text)?))
+            Ok(Some(parse(&shown, text)?))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(GenerateError::Io { path, source }),
@@ -637,7 +648,11 @@ pub fn generate(
                 .outputs
                 .iter()
                 .filter(|o| written.contains(&o.path))
-                .cloned()
+                .map(|o| JournalWrite {
+                    path: o.path.clone(),
+                    sha256: o.sha256.clone(),
+                    generator: o.generator.clone(),
+                })
                 .collect(),
             deletes: deletes.iter().map(|p| shown(p)).collect(),
         };
@@ -647,11 +662,21 @@ pub fn generate(
         root.sync_dir("").map_err(io(project.root.clone()))?;
     }
     report.leftovers = leftovers.remove(&root, &out, project)?;
+    // Written as a batch: every file staged, then synced, then renamed.
     let mut touched: BTreeSet<&str> = BTreeSet::new();
+    let mut staged = Vec::with_capacity(writes.len());
     for (path, bytes) in &writes {
         let full = out_path.join(path);
         step(&full)?;
-        out.write(path, bytes.as_bytes()).map_err(io(full))?;
+        staged.push((path, out.stage(path, bytes.as_bytes()).map_err(io(full))?));
+    }
+    match staged.as_slice() {
+        [] => {}
+        [(path, file)] => file.sync().map_err(io(out_path.join(path)))?,
+        [(path, file), ..] => file.sync_file_system().map_err(io(out_path.join(path)))?,
+    }
+    for (path, file) in staged {
+        file.rename().map_err(io(out_path.join(path)))?;
         report.written.push(shown(path));
         touched.insert(path.rsplit_once('/').map_or("", |(dir, _)| dir));
     }

@@ -29,10 +29,24 @@ pub const JOURNAL_VERSION: u32 = 1;
 pub struct Journal {
     /// [`JOURNAL_VERSION`].
     pub journal_version: u32,
-    /// Every file it writes, as the new lock records it.
-    pub writes: Vec<LockedOutput>,
+    /// Every file it writes.
+    pub writes: Vec<JournalWrite>,
     /// Every file it deletes, project-relative as in the lock.
     pub deletes: Vec<String>,
+}
+
+/// One file a run writes: enough to recognise its bytes and its owner.
+/// The rest of its lock entry (sources, versions) comes with the next
+/// complete run, which the recovered lock asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalWrite {
+    /// Project-relative, as in the lock.
+    pub path: String,
+    /// The sha256 of the bytes written.
+    pub sha256: String,
+    /// The generator that wrote it.
+    pub generator: String,
 }
 
 impl Journal {
@@ -71,19 +85,7 @@ impl Journal {
 ///
 /// An unreadable or invalid journal.
 pub fn read_journal(project: &Project) -> Result<Option<Journal>, GenerateError> {
-    let path = project.root.join(JOURNAL_FILE);
-    let shown = path.display().to_string();
-    match std::fs::read(&path) {
-        Ok(bytes) => {
-            let text = crate::input_text::decode(&bytes).map_err(|e| LockError {
-                path: shown.clone(),
-                message: e.to_string(),
-            })?;
-            Ok(Some(Journal::parse(&shown, text)?))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(GenerateError::Io { path, source }),
-    }
+    crate::generate::read_record(project, JOURNAL_FILE, Journal::parse)
 }
 
 /// The lock as the disk stands after an interrupted run: `lock` (or an
@@ -122,7 +124,14 @@ pub fn recover(
     for write in &journal.writes {
         if on_disk(&write.path)?.as_deref() == Some(write.sha256.as_str()) {
             lock.outputs.retain(|o| o.path != write.path);
-            lock.outputs.push(write.clone());
+            lock.outputs.push(LockedOutput {
+                path: write.path.clone(),
+                sha256: write.sha256.clone(),
+                generator: write.generator.clone(),
+                generator_version: String::new(),
+                component_sha256: String::new(),
+                sources: Vec::new(),
+            });
         }
     }
     for deleted in &journal.deletes {

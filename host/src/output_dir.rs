@@ -89,14 +89,28 @@ impl OutputDir {
     /// An I/O error, or a path (or symlink) that leads outside. The
     /// temporary file is removed then, unless the process dies first.
     pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let staged = self.stage(rel, bytes)?;
+        staged.sync()?;
+        staged.rename()
+    }
+
+    /// Writes `bytes` to a temporary file beside `rel` (creating its
+    /// directories), not yet synced nor renamed: a batch of files is
+    /// staged, then synced ([`Staged::sync`]), then renamed
+    /// ([`Staged::rename`]), so that the disk sees the data of the whole
+    /// batch before the first sync waits for it.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a path (or symlink) that leads outside.
+    pub fn stage(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
         let (parent, name) = match rel.rsplit_once('/') {
             Some((parent, name)) => {
                 self.dir.create_dir_all(parent)?;
-                (Some(self.dir.open_dir(parent)?), name)
+                (self.dir.open_dir(parent)?, name)
             }
-            None => (None, rel),
+            None => (self.dir.try_clone()?, rel),
         };
-        let dir = parent.as_ref().unwrap_or(&self.dir);
         let temp = format!(
             "{TEMP_PREFIX}{}-{}",
             std::process::id(),
@@ -104,16 +118,16 @@ impl OutputDir {
         );
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
-        let written = dir.open_with(&temp, &options).and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.sync_all()?;
-            drop(file);
-            dir.rename(&temp, dir, name)
-        });
-        if written.is_err() {
-            let _ = dir.remove_file(&temp);
-        }
-        written
+        let file = parent.open_with(&temp, &options)?;
+        // Dropped on an error below, it removes the temporary file.
+        let mut staged = Staged {
+            dir: parent,
+            temp,
+            name: name.to_owned(),
+            file: None,
+        };
+        staged.file.insert(file).write_all(bytes)?;
+        Ok(staged)
     }
 
     /// Syncs the directory `rel` (`""` for this one), so that the renames
@@ -167,6 +181,66 @@ impl OutputDir {
         }
         found.sort();
         Ok(found)
+    }
+}
+
+/// A file written to a temporary name, waiting to be synced and renamed
+/// into place; dropped before its rename, the temporary file is removed.
+#[derive(Debug)]
+pub struct Staged {
+    dir: Dir,
+    temp: String,
+    name: String,
+    file: Option<cap_std::fs::File>,
+}
+
+impl Staged {
+    /// Waits until the bytes are on disk.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn sync(&self) -> std::io::Result<()> {
+        match &self.file {
+            Some(file) => file.sync_all(),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes every file staged on this one's file system durable at once
+    /// (Linux `syncfs`): for a batch, one sync instead of an fsync per
+    /// file, each of which would wait for its own journal commit.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn sync_file_system(&self) -> std::io::Result<()> {
+        match &self.file {
+            Some(file) => rustix::fs::syncfs(file).map_err(std::io::Error::from),
+            None => Ok(()),
+        }
+    }
+
+    /// Renames the file into place.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn rename(mut self) -> std::io::Result<()> {
+        self.file = None;
+        let renamed = self.dir.rename(&self.temp, &self.dir, &self.name);
+        if renamed.is_ok() {
+            self.temp.clear();
+        }
+        renamed
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.temp.is_empty() {
+            let _ = self.dir.remove_file(&self.temp);
+        }
     }
 }
 

@@ -158,7 +158,7 @@ fn killed_run(syscalls: &str, when: usize) -> (TempProject, bool) {
 const KILL_AT: [&str; 5] = [
     "renameat,renameat2",
     "unlinkat",
-    "fsync,fdatasync",
+    "fsync,fdatasync,syncfs",
     "write",
     "openat",
 ];
@@ -232,7 +232,7 @@ fn killed_at_any_deletion_then_the_model_changes() {
 
 #[test]
 fn killed_at_any_sync_then_the_model_changes() {
-    assert!(kill_and_change_the_model(KILL_AT[2]) >= 40);
+    assert!(kill_and_change_the_model(KILL_AT[2]) >= 20);
 }
 
 #[test]
@@ -302,14 +302,24 @@ fn a_hand_edit_made_after_a_kill_is_never_lost() {
 fn a_kill_between_writing_a_temporary_file_and_renaming_it_leaves_nothing_unreported() {
     let (p, killed) = killed_run("renameat,renameat2", 2);
     assert!(killed);
-    let leftovers = temporary_files(p.path());
-    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
-    let rel = leftovers[0]
-        .strip_prefix(p.path())
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    assert!(rel.starts_with("out/.seams-tmp-"), "{rel}");
+    // The outputs are staged as a batch: each of them waits under a
+    // temporary name when the first rename is refused.
+    let leftovers: Vec<String> = temporary_files(p.path())
+        .iter()
+        .map(|path| {
+            path.strip_prefix(p.path())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert!(!leftovers.is_empty());
+    assert!(
+        leftovers
+            .iter()
+            .all(|rel| rel.starts_with("out/.seams-tmp-")),
+        "{leftovers:?}"
+    );
     let check = run(p.path(), &["check", "--format", "json"]);
     assert_eq!(check.code, 1);
     let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
@@ -324,20 +334,27 @@ fn a_kill_between_writing_a_temporary_file_and_renaming_it_leaves_nothing_unrepo
             )
         })
         .collect();
-    assert!(kinds.contains(&("leftover", rel.as_str())), "{kinds:?}");
+    for rel in &leftovers {
+        assert!(
+            kinds.contains(&("leftover", rel.as_str())),
+            "{rel}: {kinds:?}"
+        );
+    }
     assert!(
         kinds.contains(&("interrupted", "seams.journal")),
         "{kinds:?}"
     );
     let next = run(p.path(), &["generate"]);
     assert_eq!(next.code, 0, "{next:?}");
-    assert!(
-        next.stdout.contains(&format!(
-            "removed {rel} (a temporary file an interrupted run left)"
-        )),
-        "{}",
-        next.stdout
-    );
+    for rel in &leftovers {
+        assert!(
+            next.stdout.contains(&format!(
+                "removed {rel} (a temporary file an interrupted run left)"
+            )),
+            "{}",
+            next.stdout
+        );
+    }
     assert!(temporary_files(p.path()).is_empty());
     assert_eq!(run(p.path(), &["check"]).code, 0);
 }
