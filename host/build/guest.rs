@@ -8,11 +8,29 @@ include!("cargo_env.rs");
 fn build_guest(manifest: &std::path::Path, target_dir: &std::path::Path, krate: &str) -> std::path::PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    cmd.args(["build", "--quiet", "--profile", "guest", "--target", "wasm32-wasip2", "--manifest-path"])
+    cmd.args(["build", "--profile", "guest", "--target", "wasm32-wasip2", "--manifest-path"])
         .arg(manifest)
         .arg("--target-dir")
         .arg(target_dir);
     remove_outer_cargo_env(&mut cmd);
+    // cargo shows a build script's output only when it fails: on a first
+    // build that would be minutes of silence. When the build runs on a
+    // terminal, the nested cargo draws its progress there instead; without
+    // one (CI, an IDE), it stays quiet.
+    match std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+        Ok(tty) => {
+            use std::io::Write;
+            let mut note = &tty;
+            let _ = writeln!(note, "   Building {krate} (a built-in component, wasm32-wasip2)");
+            let (out, err) = (tty.try_clone(), tty.try_clone());
+            if let (Ok(out), Ok(err)) = (out, err) {
+                cmd.stdout(out).stderr(err);
+            }
+        }
+        Err(_) => {
+            cmd.arg("--quiet");
+        }
+    }
     let status = cmd.status().expect("cannot run cargo to build a guest component");
     if !status.success() {
         panic!("building the guest {} failed; run `cargo build --profile guest --target wasm32-wasip2 --manifest-path {}` to see why (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`)", krate, manifest.display());
