@@ -519,16 +519,21 @@ pub fn lock_for(
 /// `force`), and to run a `.wasm` whose bytes differ from the lock's pin
 /// (unless `update`). When the model, `seams.toml`, every component and
 /// every locked file match the lock, it runs nothing and writes nothing.
-/// Otherwise each file is replaced atomically, orphans that still match the
-/// lock are deleted, and the lock is written last. A failed generator
+/// Otherwise it records its intent in the journal (see [`crate::journal`]),
+/// stages, syncs and renames the files as a batch, deletes the orphans that
+/// still match the lock, removes the temporary files a killed run left,
+/// writes the lock last and then drops the journal. It holds the project's
+/// run lock throughout (waiting for another run, or refusing with
+/// [`GenerateError::Busy`] under [`Wait::NoWait`]). A failed generator
 /// writes nothing and keeps its entries in the lock, which then makes the
 /// next generate run again; when every generator fails, nothing at all is
 /// written.
 ///
 /// # Errors
 ///
-/// The project, model or lock cannot be read, edited files are in the way,
-/// a component changed, or a file cannot be written.
+/// The project, model, lock or journal cannot be read, another run holds
+/// the project (with [`Wait::NoWait`]), edited files are in the way, a
+/// component changed, or a file cannot be written.
 pub fn generate(
     project: &Project,
     runtime: &Runtime,
