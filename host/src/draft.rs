@@ -79,10 +79,10 @@ pub struct DraftRequest {
     /// The reference output (its suffix says its type).
     #[arg(long, value_name = "FILE")]
     pub reference: PathBuf,
-    /// The provider command (else [propose] provider); gets the prompt on stdin.
+    /// The provider command (else provider in seams.toml's propose table); gets the prompt on stdin.
     #[arg(long, value_name = "CMD")]
     pub provider: Option<String>,
-    /// The LLM model, passed to the provider as SEAMS_LLM_MODEL (else [propose] model).
+    /// The LLM model, passed to the provider as SEAMS_LLM_MODEL (else model in the propose table).
     #[arg(long = "llm-model", value_name = "M")]
     pub llm_model: Option<String>,
     /// The package directory (default: seams-NAME).
@@ -91,10 +91,10 @@ pub struct DraftRequest {
     /// Write into a non-empty directory, replacing the package's files.
     #[arg(long)]
     pub force: bool,
-    /// Retries after a rejected draft (else [propose] retries, else 2).
+    /// Retries after a rejected draft (else retries in the propose table, else 2).
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
-    /// Seconds the provider may take (else [propose] timeout, else 300).
+    /// Seconds the provider may take (else timeout in the propose table, else 300).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
 }

@@ -519,7 +519,7 @@ pub fn lock_for(
 /// `force`), and to run a `.wasm` whose bytes differ from the lock's pin
 /// (unless `update`). When the model, `seams.toml`, every component and
 /// every locked file match the lock, it runs nothing and writes nothing.
-/// Otherwise it records its intent in the journal (see [`crate::journal`]),
+/// Otherwise it records its intent in the journal ([`Journal`]),
 /// stages, syncs and renames the files as a batch, deletes the orphans that
 /// still match the lock, removes the temporary files a killed run left,
 /// writes the lock last and then drops the journal. It holds the project's

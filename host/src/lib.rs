@@ -71,10 +71,10 @@ pub use golden::{
     test_generator,
 };
 pub use inspect::{InspectError, Inspection, inspect, view};
-pub use journal::{JOURNAL_FILE, Journal};
+pub use journal::{JOURNAL_FILE, JOURNAL_VERSION, Journal, JournalWrite};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use model::{Model, ModelError, QueryError};
-pub use output_dir::{OutputDir, check_distinct, validate as validate_output_path};
+pub use output_dir::{OutputDir, Staged, check_distinct, validate as validate_output_path};
 pub use output_syntax::{SUFFIXES, SyntaxProblem, check as check_syntax, language_of};
 pub use progress::{Progress, Silent};
 pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
