@@ -584,3 +584,76 @@ fn the_output_directory_is_a_subdirectory_and_a_crafted_lock_cannot_reach_outsid
         assert!(p.path().join("seams.toml").exists(), "{path}");
     }
 }
+
+#[test]
+fn a_broken_or_crafted_journal_is_refused_and_touches_nothing() {
+    let p = chat_project();
+    assert_eq!(run(p.path(), &["generate"]).code, 0);
+    let journal = p.path().join("seams.journal");
+
+    // Not JSON: named, with what to do; check says so in its document.
+    std::fs::write(&journal, "{ half a journal").unwrap();
+    let generate = run(p.path(), &["generate"]);
+    assert_eq!(generate.code, 1, "{generate:?}");
+    assert!(
+        generate.stderr.contains("seams.journal"),
+        "{}",
+        generate.stderr
+    );
+    let check = run(p.path(), &["check", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
+    assert_eq!(report["problems"][0]["kind"], "lock-unreadable");
+    assert_eq!(report["problems"][0]["path"], "seams.journal");
+
+    // Paths outside the output directory, announced as written or deleted:
+    // refused, and the project's files stay.
+    let manifest_sha = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(std::fs::read(p.path().join("seams.toml")).unwrap());
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let before = std::fs::read(p.path().join("model.ttl")).unwrap();
+    for crafted in [
+        serde_json::json!({
+            "journal_version": 1,
+            "writes": [{ "path": "seams.toml", "sha256": manifest_sha, "generator": "htmx" }],
+            "deletes": [],
+        }),
+        serde_json::json!({
+            "journal_version": 1,
+            "writes": [],
+            "deletes": ["out/../model.ttl"],
+        }),
+    ] {
+        std::fs::write(&journal, crafted.to_string()).unwrap();
+        set_model(p.path(), Variant::PageRenamed);
+        let generate = run(p.path(), &["generate"]);
+        assert_eq!(generate.code, 1, "{crafted}: {generate:?}");
+        assert!(
+            generate
+                .stderr
+                .contains("is not inside the output directory"),
+            "{}",
+            generate.stderr
+        );
+        assert!(p.path().join("seams.toml").exists());
+        set_model(p.path(), Variant::Original);
+        assert_eq!(std::fs::read(p.path().join("model.ttl")).unwrap(), before);
+    }
+    // A journal of a newer seams is refused naming both versions.
+    std::fs::write(
+        &journal,
+        r#"{"journal_version": 9, "writes": [], "deletes": []}"#,
+    )
+    .unwrap();
+    let generate = run(p.path(), &["generate"]);
+    assert_eq!(generate.code, 1);
+    assert!(
+        generate.stderr.contains("journal_version 9 is not 1"),
+        "{}",
+        generate.stderr
+    );
+}
