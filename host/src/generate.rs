@@ -645,7 +645,8 @@ pub fn generate(
     // The record of intent first, durably: from here on every file this
     // run writes or deletes is recognised as seams's by the next run.
     let journal_path = project.root.join(JOURNAL_FILE);
-    if !writes.is_empty() || !deletes.is_empty() {
+    let journaled = !writes.is_empty() || !deletes.is_empty();
+    if journaled {
         let written: BTreeSet<String> = writes.iter().map(|(p, _)| shown(p)).collect();
         let intent = Journal {
             journal_version: JOURNAL_VERSION,
@@ -683,14 +684,14 @@ pub fn generate(
     for (path, file) in staged {
         file.rename().map_err(io(out_path.join(path)))?;
         report.written.push(shown(path));
-        touched.insert(path.rsplit_once('/').map_or("", |(dir, _)| dir));
+        touched.insert(parent_dir(path));
     }
     for path in &deletes {
         let full = out_path.join(path);
         step(&full)?;
         out.remove(path).map_err(io(full))?;
         report.deleted.push(shown(path));
-        touched.insert(path.rsplit_once('/').map_or("", |(dir, _)| dir));
+        touched.insert(parent_dir(path));
     }
     for dir in touched {
         out.sync_dir(dir).map_err(io(out_path.join(dir)))?;
@@ -707,16 +708,16 @@ pub fn generate(
             .map_err(io(lock_path))?;
         report.lock_written = true;
     }
-    if journal.is_some()
-        || root
-            .read(JOURNAL_FILE)
-            .map_err(io(journal_path.clone()))?
-            .is_some()
-    {
+    if journal.is_some() || journaled {
         root.remove(JOURNAL_FILE).map_err(io(journal_path))?;
     }
     root.sync_dir("").map_err(io(project.root.clone()))?;
     Ok(report)
+}
+
+/// The directory of an output path, `""` for the output directory itself.
+fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// Temporary files a killed run left: in the output directory (any depth)

@@ -5,12 +5,10 @@
 use std::path::Path;
 use std::process::Command;
 
-use seams_tests::{TempProject, chat_project, seams};
+use seams_tests::{TempProject, chat_project, seams, seams_in};
 
 fn run(p: &TempProject, args: &[&str]) -> seams_tests::Outcome {
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--project", p.path().to_str().unwrap()]);
-    seams(&all)
+    seams_in(p.path(), args)
 }
 
 /// A generated copy of the chat example.
@@ -32,11 +30,6 @@ fn touch_manifest(p: &TempProject) {
 
 fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-/// `text` with the temporary project's path replaced by `[PROJECT]`.
-fn redact(p: &TempProject, text: &str) -> String {
-    text.replace(p.path().to_str().unwrap(), "[PROJECT]")
 }
 
 #[test]
@@ -196,7 +189,10 @@ fn exit_status_says_whose_problem_it_is() {
     std::fs::create_dir(p.path().join("seams.lock")).unwrap();
     let generate = run(&p, &["generate"]);
     assert_eq!(generate.code, 3, "{generate:?}");
-    insta::assert_snapshot!("lock_is_a_directory", redact(&p, &generate.stderr));
+    insta::assert_snapshot!(
+        "lock_is_a_directory",
+        seams_tests::redact(p.path(), &generate.stderr)
+    );
     // The help says so.
     assert!(
         seams(&["--help"])

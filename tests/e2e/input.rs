@@ -2,16 +2,14 @@
 //! line, the key, once, cut to a bounded length; a BOM is accepted in
 //! every text file seams reads.
 
-use seams_tests::{TempProject, chat_project, seams};
+use seams_tests::{TempProject, chat_project, seams_in};
 
 fn run(p: &TempProject, args: &[&str]) -> seams_tests::Outcome {
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--project", p.path().to_str().unwrap()]);
-    seams(&all)
+    seams_in(p.path(), args)
 }
 
 fn redact(p: &TempProject, text: &str) -> String {
-    text.replace(p.path().to_str().unwrap(), "[PROJECT]")
+    seams_tests::redact(p.path(), text)
 }
 
 fn write_manifest(p: &TempProject, bytes: &[u8]) {

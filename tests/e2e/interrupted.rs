@@ -9,13 +9,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use seams_tests::{TempProject, chat_project, seams};
-
-fn run(p: &Path, args: &[&str]) -> seams_tests::Outcome {
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--project", p.to_str().unwrap()]);
-    seams(&all)
-}
+use seams_tests::{TempProject, chat_project, redact, seams_in as run, sha256_of};
 
 fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_seams-e2e")
@@ -419,12 +413,7 @@ fn no_wait_refuses_or_reports_a_running_generate() {
     held.lock().unwrap();
     let generate = run(p.path(), &["generate", "--no-wait"]);
     assert_eq!(generate.code, 1, "{generate:?}");
-    insta::assert_snapshot!(
-        "generate_no_wait",
-        generate
-            .stderr
-            .replace(p.path().to_str().unwrap(), "[PROJECT]")
-    );
+    insta::assert_snapshot!("generate_no_wait", redact(p.path(), &generate.stderr));
     assert!(!p.path().join("out").exists(), "nothing written");
     let check = run(p.path(), &["check", "--no-wait", "--format", "json"]);
     assert_eq!(check.code, 1);
@@ -525,12 +514,7 @@ fn the_output_directory_is_a_subdirectory_and_a_crafted_lock_cannot_reach_outsid
         .unwrap();
         let generate = run(p.path(), &["generate"]);
         assert_eq!(generate.code, 1, "{dir:?}: {generate:?}");
-        insta::assert_snapshot!(
-            name,
-            generate
-                .stderr
-                .replace(p.path().to_str().unwrap(), "[PROJECT]")
-        );
+        insta::assert_snapshot!(name, redact(p.path(), &generate.stderr));
     }
     // The model may not live in the output directory.
     let p = TempProject::new(
@@ -544,9 +528,7 @@ fn the_output_directory_is_a_subdirectory_and_a_crafted_lock_cannot_reach_outsid
     assert_eq!(generate.code, 1);
     insta::assert_snapshot!(
         "output_dir_holds_the_model",
-        generate
-            .stderr
-            .replace(p.path().to_str().unwrap(), "[PROJECT]")
+        redact(p.path(), &generate.stderr)
     );
 
     // A lock entry pointing at a project file is refused, and nothing is
@@ -556,14 +538,7 @@ fn the_output_directory_is_a_subdirectory_and_a_crafted_lock_cannot_reach_outsid
     let lock_path = p.path().join("seams.lock");
     let lock: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&lock_path).unwrap()).unwrap();
-    let manifest_sha = {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(std::fs::read(p.path().join("seams.toml")).unwrap());
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
+    let manifest_sha = sha256_of(&p.path().join("seams.toml"));
     for path in ["out/../seams.toml", "./seams.toml", "seams.toml"] {
         let mut crafted = lock.clone();
         let mut entry = crafted["outputs"][0].clone();
@@ -607,14 +582,7 @@ fn a_broken_or_crafted_journal_is_refused_and_touches_nothing() {
 
     // Paths outside the output directory, announced as written or deleted:
     // refused, and the project's files stay.
-    let manifest_sha = {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(std::fs::read(p.path().join("seams.toml")).unwrap());
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    };
+    let manifest_sha = sha256_of(&p.path().join("seams.toml"));
     let before = std::fs::read(p.path().join("model.ttl")).unwrap();
     for crafted in [
         serde_json::json!({

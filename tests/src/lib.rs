@@ -121,6 +121,26 @@ pub fn seams(args: &[&str]) -> Outcome {
     }
 }
 
+/// Runs `seams ARGS --project PROJECT` in this process.
+pub fn seams_in(project: &Path, args: &[&str]) -> Outcome {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--project", project.to_str().unwrap()]);
+    seams(&all)
+}
+
+/// `text` with `dir` (a temporary project) replaced by `[PROJECT]`, for
+/// snapshots.
+pub fn redact(dir: &Path, text: &str) -> String {
+    text.replace(dir.to_str().unwrap(), "[PROJECT]")
+}
+
+/// The sha256 of a file, lowercase hex.
+pub fn sha256_of(path: &Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(std::fs::read(path).unwrap());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The cargo target directory the tests were built in.
 pub fn target_dir() -> PathBuf {
     // target/<profile>/deps/e2e-HASH
