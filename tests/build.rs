@@ -1,13 +1,13 @@
 //! Builds the hostile fixture components from source for the tests.
 
-include!("../host/build/guest.rs");
+include!("../host/core/build/guest.rs");
 
 fn main() {
     let tests = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = tests.parent().unwrap().to_owned();
     for dir in [
         "tests/fixtures",
-        "host/build",
+        "host/core/build",
         "sdk/src",
         "wit",
         "Cargo.lock",

@@ -3,7 +3,7 @@
     python3 tests/bench/compare-generate.py OLD_SEAMS NEW_SEAMS [ROUNDS]
 
 Projects: the chat example (three built-ins) and a model 100 times the chat
-example (200 pages, htmx only; the model of host/examples/trace_cost.rs). A
+example (200 pages, htmx only; the model of host/core/examples/trace_cost.rs). A
 full generate starts with no outputs, lock or journal; the component cache
 is warm. Prints the median of each and their ratio, measured in one run with
 the two binaries taking turns, so that the machine's load hits both alike.
@@ -22,7 +22,7 @@ ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 15
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORK = tempfile.mkdtemp(prefix="seams-bench-")
 
-source = open(os.path.join(REPO, "host/examples/trace_cost.rs")).read()
+source = open(os.path.join(REPO, "host/core/examples/trace_cost.rs")).read()
 copy = re.search(r'r#"\n(.*?)"#', source, re.S).group(1)
 head = re.search(r'String::from\(\s*"(.*?)",\s*\)', source, re.S).group(1)
 head = head.encode().decode("unicode_escape")

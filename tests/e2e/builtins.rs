@@ -7,10 +7,10 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use seams::{
-    GeneratorRun, Model, Project, Runtime, builtin, golden_match, output_parses, read_inputs,
-    run_with_inputs,
-};
+use seams_authoring::{golden_match, output_parses};
+use seams_core::{Project, builtin, read_inputs, run_with_inputs};
+use seams_model::Model;
+use seams_runtime::{GeneratorRun, Runtime};
 use seams_tests::html::attribute_values;
 use seams_tests::{EXAMPLES, repo_root};
 

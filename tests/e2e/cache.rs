@@ -17,14 +17,14 @@ fn a_compiled_component_is_cached_by_hash_and_reused() {
     let cache = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(HOSTILE_WASM).unwrap();
     let model = std::sync::Arc::new(
-        seams::Model::parse(
+        seams_model::Model::parse(
             "m.ttl",
             "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"ok\" .",
         )
         .unwrap(),
     );
 
-    let runtime = seams::Runtime::new(Some(cache.path().to_owned())).unwrap();
+    let runtime = seams_runtime::Runtime::new(Some(cache.path().to_owned())).unwrap();
     let loaded = runtime.load("hostile.wasm", &bytes).unwrap();
     let files = cached_files(cache.path());
     assert_eq!(files.len(), 1);
@@ -32,20 +32,20 @@ fn a_compiled_component_is_cached_by_hash_and_reused() {
     assert!(name.starts_with(loaded.sha256()), "{name}");
     assert!(name.ends_with(".cwasm"), "{name}");
     let first = runtime
-        .run(&loaded, &model, &seams::Limits::default())
+        .run(&loaded, &model, &seams_runtime::Limits::default())
         .unwrap();
 
     // A second runtime (another process, say) loads from the cache.
     let written = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
     {
-        let again = seams::Runtime::new(Some(cache.path().to_owned())).unwrap();
+        let again = seams_runtime::Runtime::new(Some(cache.path().to_owned())).unwrap();
         let loaded = again.load("hostile.wasm", &bytes).unwrap();
         assert_eq!(
             std::fs::metadata(&files[0]).unwrap().modified().unwrap(),
             written
         );
         let second = again
-            .run(&loaded, &model, &seams::Limits::default())
+            .run(&loaded, &model, &seams_runtime::Limits::default())
             .unwrap();
         assert_eq!(first.outputs, second.outputs);
     }
@@ -53,12 +53,12 @@ fn a_compiled_component_is_cached_by_hash_and_reused() {
     // A damaged entry is not trusted: it is compiled again and replaced.
     // (Only once nothing maps it: the cache itself only ever renames.)
     std::fs::write(&files[0], b"garbage").unwrap();
-    let third = seams::Runtime::new(Some(cache.path().to_owned())).unwrap();
+    let third = seams_runtime::Runtime::new(Some(cache.path().to_owned())).unwrap();
     let loaded = third.load("hostile.wasm", &bytes).unwrap();
     assert_ne!(std::fs::read(&files[0]).unwrap(), b"garbage");
     assert_eq!(
         third
-            .run(&loaded, &model, &seams::Limits::default())
+            .run(&loaded, &model, &seams_runtime::Limits::default())
             .unwrap()
             .outputs,
         first.outputs

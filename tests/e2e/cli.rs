@@ -307,7 +307,7 @@ fn progress_is_drawn_on_a_terminal_and_never_into_a_pipe() {
             p.path().display().to_string(),
         ]
     };
-    let binary = env!("CARGO_BIN_EXE_seams-e2e");
+    let binary = env!("CARGO_BIN_EXE_seams");
 
     let piped = Command::new(binary)
         .args(args(&p.path().join("a")))

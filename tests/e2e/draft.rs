@@ -249,7 +249,7 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
     // A cache hit calls no provider: this one fails if it runs.
     let first = p.path().join("first");
     let hit = p.path().join("hit");
-    let binary = env!("CARGO_BIN_EXE_seams-e2e");
+    let binary = env!("CARGO_BIN_EXE_seams");
     let run = |out: &Path, forbid: bool| {
         let mut command = Command::new(binary);
         command
@@ -291,15 +291,15 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
 
 #[test]
 fn the_prompt_is_deterministic_and_keeps_data_fenced() {
-    let model = seams::Model::load(&[repo_root().join("examples/chat/model.ttl")]).unwrap();
-    let reference = seams::Reference {
+    let model = seams_model::Model::load(&[repo_root().join("examples/chat/model.ttl")]).unwrap();
+    let reference = seams_authoring::Reference {
         name: "title.html".into(),
         text: REFERENCE.into(),
     };
-    let prompt = seams::build_prompt("chat-title", &reference, &model);
+    let prompt = seams_authoring::build_prompt("chat-title", &reference, &model);
     assert_eq!(
         prompt,
-        seams::build_prompt("chat-title", &reference, &model)
+        seams_authoring::build_prompt("chat-title", &reference, &model)
     );
     assert!(
         prompt.contains("```DATA\n<header>\n  <h1>Chat</h1>\n</header>\n```"),

@@ -9,7 +9,7 @@ use seams_tests::{EXAMPLES, TempProject, example_project, repo_root, seams};
 
 /// The `seams` binary, built from the host's `main.rs` for these tests.
 fn seams_binary() -> &'static str {
-    env!("CARGO_BIN_EXE_seams-e2e")
+    env!("CARGO_BIN_EXE_seams")
 }
 
 /// The committed files of `examples/<example>`: seams.toml, the model,

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use seams_tests::{TempProject, chat_project, redact, seams_in as run, sha256_of};
 
 fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_seams-e2e")
+    env!("CARGO_BIN_EXE_seams")
 }
 
 /// The chat model and the changes the tests make to it. The killed run
@@ -408,7 +408,7 @@ fn two_generates_at_once_on_two_models_are_serialised_and_check_waits() {
 fn no_wait_refuses_or_reports_a_running_generate() {
     let p = chat_project();
     // A held lock stands for a running generate.
-    let project = seams::Project::load(p.path()).unwrap();
+    let project = seams_core::Project::load(p.path()).unwrap();
     let held = std::fs::File::open(&project.root).unwrap();
     held.lock().unwrap();
     let generate = run(p.path(), &["generate", "--no-wait"]);

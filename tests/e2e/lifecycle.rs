@@ -374,17 +374,17 @@ fn a_generate_that_fails_after_any_write_is_repaired_by_the_next() {
     assert_eq!(run(&reference, &["generate"]).code, 0);
     let reference = generated_files(reference.path());
 
-    let runtime = seams::Runtime::new(seams::cli::cache_dir()).unwrap();
+    let runtime = seams_runtime::Runtime::new(seams::cli::cache_dir()).unwrap();
     let mut k = 0;
     loop {
         let p = chat();
         rename_thread_page(&p);
-        let project = seams::Project::load(p.path()).unwrap();
-        let options = seams::GenerateOptions {
+        let project = seams_core::Project::load(p.path()).unwrap();
+        let options = seams_core::GenerateOptions {
             fail_after: Some(k),
             ..Default::default()
         };
-        let result = seams::generate(&project, &runtime, &options);
+        let result = seams_core::generate(&project, &runtime, &options);
         let finished = result.is_ok();
         if !finished {
             assert!(result.unwrap_err().to_string().contains("injected fault"));
@@ -410,7 +410,7 @@ fn a_killed_generate_is_repaired_by_the_next() {
     for delay_ms in (0..40).step_by(3) {
         let p = chat();
         rename_thread_page(&p);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_seams-e2e"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_seams"))
             .args(["generate", "--project"])
             .arg(p.path())
             .stdout(std::process::Stdio::null())

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::progress::Progress;
+use seams_core::Progress;
 
 /// Work shorter than this shows no bar at all.
 const SHOW_AFTER: Duration = Duration::from_secs(1);

@@ -6,7 +6,7 @@ use std::io::Write;
 use anstyle::{AnsiColor, Style};
 
 use super::bar::TerminalProgress;
-use crate::progress::{Progress, Silent};
+use seams_core::{Progress, Silent};
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

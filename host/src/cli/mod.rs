@@ -14,13 +14,11 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::draft::DraftRequest;
-use crate::generate::{GenerateError, GenerateOptions, GenerateReport, generate};
-use crate::project::Project;
-use crate::project_lock::Wait;
-use crate::runtime::Runtime;
 pub use console::Terminal;
 use console::{ColorChoice, Console, GOOD, WARN};
+use seams_authoring::DraftRequest;
+use seams_core::{GenerateError, GenerateOptions, GenerateReport, Project, Wait, generate};
+use seams_runtime::Runtime;
 
 /// seams turns an RDF model into files through sandboxed WebAssembly generators.
 #[derive(Debug, Parser)]
@@ -297,7 +295,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
             force,
             format,
         } => {
-            let result = crate::scaffold::new_generator(&name, &reference, dir.as_deref(), force);
+            let result = seams_authoring::new_generator(&name, &reference, dir.as_deref(), force);
             match result {
                 Ok((dir, written)) => {
                     let written: Vec<String> =
@@ -329,7 +327,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         } => {
             let progress = io.console.progress();
             let result = in_project(&project.project, |project, runtime| {
-                Ok(crate::golden::test_generator(
+                Ok(seams_authoring::test_generator(
                     &dir,
                     goldens.as_deref(),
                     project,
@@ -369,7 +367,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::Inspect { file, format } => {
             let result = Runtime::new(cache_dir())
                 .map_err(anyhow::Error::from)
-                .and_then(|runtime| Ok(crate::inspect::inspect(&runtime, &file)?));
+                .and_then(|runtime| Ok(seams_core::inspect(&runtime, &file)?));
             match result {
                 Ok(inspection) => {
                     let shown = file.display().to_string();
@@ -389,7 +387,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
             format,
         } => {
             let result = in_project(&project.project, |project, runtime| {
-                Ok(crate::inspect::view(project, runtime, &generator)?)
+                Ok(seams_core::view(project, runtime, &generator)?)
             });
             match result {
                 // The view model is JSON whatever the format.
@@ -413,8 +411,8 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         } => {
             let format = if json { Format::Json } else { format.format };
             let result = in_project(&project.project, |project, runtime| {
-                let (output, line) = crate::trace::parse_target(&target);
-                Ok(crate::trace::trace_view(project, runtime, output, line)?)
+                let (output, line) = seams_core::parse_target(&target);
+                Ok(seams_core::trace_view(project, runtime, output, line)?)
             });
             match result {
                 Ok(view) => io.finish(
@@ -535,7 +533,7 @@ fn draft_command(io: &mut Io<'_>, request: &DraftRequest, dir: &Path, format: Fo
             Format::Text if !io.console.quiet => &mut *io.out,
             _ => &mut chatter,
         };
-        Ok(crate::draft::draft_generator(
+        Ok(seams_authoring::draft_generator(
             project,
             runtime,
             request,
@@ -583,7 +581,7 @@ const WAITING: &str =
 
 fn check_command(io: &mut Io<'_>, dir: &Path, no_wait: bool, format: Format) -> u8 {
     let result = in_project(dir, |project, runtime| {
-        let report = crate::check::check_with(project, runtime, Wait::NoWait)?;
+        let report = seams_core::check_with(project, runtime, Wait::NoWait)?;
         let busy = report
             .problems
             .iter()
@@ -592,7 +590,7 @@ fn check_command(io: &mut Io<'_>, dir: &Path, no_wait: bool, format: Format) -> 
             if !io.console.quiet {
                 let _ = writeln!(io.err, "seams check: {WAITING}");
             }
-            return Ok(crate::check::check_with(project, runtime, Wait::Block)?);
+            return Ok(seams_core::check_with(project, runtime, Wait::Block)?);
         }
         Ok(report)
     });
@@ -705,11 +703,11 @@ fn generate_text(console: &Console, report: &GenerateReport) -> String {
     let failed = report.failures.len();
     if report.lock_written {
         if failed == 0 {
-            text.push_str(&format!("wrote {}\n", crate::lock::LOCK_FILE));
+            text.push_str(&format!("wrote {}\n", seams_core::LOCK_FILE));
         } else {
             text.push_str(&format!(
                 "wrote {}, keeping the failed generator{}'s entries (its files were left as they were; the next generate runs {} again)\n",
-                crate::lock::LOCK_FILE,
+                seams_core::LOCK_FILE,
                 if failed == 1 { "" } else { "s" },
                 if failed == 1 { "it" } else { "them" },
             ));

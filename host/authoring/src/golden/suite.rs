@@ -1,0 +1,472 @@
+//! `seams test-generator DIR`: builds a generator package into a component
+//! and runs its four tests on the project's model: golden match,
+//! determinism, output parses, and sources name the files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use super::{Golden, compare};
+use seams_core::Progress;
+use seams_core::Project;
+use seams_model::Model;
+use seams_runtime::{GeneratorRun, Runtime};
+
+/// Why the tests could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// The package has no readable `Cargo.toml` with a package name.
+    #[error("{}: {message}", path.display())]
+    Package {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// cargo failed to build the component.
+    #[error("building {} failed:\n{output}", dir.display())]
+    Build {
+        /// The package.
+        dir: PathBuf,
+        /// What cargo printed, with the package's paths.
+        output: String,
+    },
+    /// The model could not be loaded.
+    #[error(transparent)]
+    Model(#[from] seams_model::ModelError),
+    /// The component is not a working generator.
+    #[error(transparent)]
+    Generator(#[from] seams_runtime::GeneratorError),
+}
+
+include!("../../../core/build/cargo_env.rs");
+
+/// The names of the four tests, in the order they are reported.
+pub const TESTS: [&str; 4] = [
+    "golden match",
+    "determinism",
+    "output parses",
+    "sources name the files",
+];
+
+/// One test's outcome: its failures, each naming a file and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestOutcome {
+    /// One of [`TESTS`].
+    pub name: &'static str,
+    /// Empty when it passed.
+    pub failures: Vec<String>,
+}
+
+/// All four outcomes, and the component that was tested.
+#[derive(Debug, Clone)]
+pub struct SuiteReport {
+    /// The four outcomes.
+    pub outcomes: Vec<TestOutcome>,
+    /// The built component.
+    pub component: PathBuf,
+}
+
+impl SuiteReport {
+    /// Whether every test passed.
+    pub fn passed(&self) -> bool {
+        self.outcomes.iter().all(|o| o.failures.is_empty())
+    }
+
+    /// The JSON form of `seams test-generator --format json`, with a final
+    /// newline: `passed`, the component's path, and per test its name,
+    /// whether it passed and its failures.
+    pub fn to_json(&self) -> String {
+        let tests: Vec<serde_json::Value> = self
+            .outcomes
+            .iter()
+            .map(|o| {
+                serde_json::json!({
+                    "name": o.name,
+                    "passed": o.failures.is_empty(),
+                    "failures": o.failures,
+                })
+            })
+            .collect();
+        let value = serde_json::json!({
+            "passed": self.passed(),
+            "component": self.component.display().to_string(),
+            "tests": tests,
+        });
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        text
+    }
+
+    /// One line per test, then its failures indented.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for o in &self.outcomes {
+            if o.failures.is_empty() {
+                out.push_str(&format!("{}: ok\n", o.name));
+            } else {
+                out.push_str(&format!("{}: FAILED\n", o.name));
+                for f in &o.failures {
+                    for line in f.lines() {
+                        out.push_str(&format!("  {line}\n"));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Builds the package in `dir` for wasm32-wasip2 (target directory
+/// `<project>/.seams/target`, shared by every package of the project) and
+/// returns the component's path. `progress` counts the crates cargo
+/// compiles.
+///
+/// # Errors
+///
+/// A manifest without a package name, or a failed build (with cargo's
+/// output, whose paths are the package's).
+pub fn build(
+    dir: &Path,
+    project: &Project,
+    progress: &dyn Progress,
+) -> Result<PathBuf, SuiteError> {
+    let manifest = dir.join("Cargo.toml");
+    let package_error = |message: String| SuiteError::Package {
+        path: manifest.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&manifest).map_err(|e| package_error(e.to_string()))?;
+    let value: toml::Table =
+        toml::from_str(&text).map_err(|e| package_error(e.message().to_owned()))?;
+    let name = value
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .ok_or_else(|| package_error("has no [package] name".into()))?;
+    // Absolute: cargo runs in the package directory.
+    let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
+    let target = root.join(".seams").join("target");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let build_error = |output: String| SuiteError::Build {
+        dir: dir.to_owned(),
+        output,
+    };
+    let total = if progress.is_shown() {
+        crate_count(&cargo, dir)
+    } else {
+        None
+    };
+    progress.start(&format!("building {name}"), total);
+    let mut command = Command::new(&cargo);
+    command
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            // Diagnostics stay text on stderr; stdout says which crate is
+            // done, one JSON line each, for the progress.
+            "--message-format",
+            "json-render-diagnostics",
+            "--target-dir",
+        ])
+        .arg(&target)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    remove_outer_cargo_env(&mut command);
+    let result = run_counting_artifacts(command, progress);
+    progress.finish();
+    let (status, stderr) = result.map_err(|e| build_error(format!("cannot run cargo: {e}")))?;
+    if !status.success() {
+        return Err(build_error(stderr));
+    }
+    Ok(target
+        .join("wasm32-wasip2")
+        .join("release")
+        .join(format!("{}.wasm", name.replace('-', "_"))))
+}
+
+/// Runs a cargo build whose stdout is JSON messages, telling `progress` of
+/// each compiled crate; gives the exit status and what cargo wrote to stderr.
+fn run_counting_artifacts(
+    mut command: Command,
+    progress: &dyn Progress,
+) -> std::io::Result<(std::process::ExitStatus, String)> {
+    let mut child = command.spawn()?;
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    // stderr is drained beside stdout, or a chatty build would block on it.
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let stdout = child.stdout.take().expect("stdout is piped");
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let Ok(line) = line else { break };
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if message["reason"] == "compiler-artifact" {
+            let crate_name = message["target"]["name"].as_str().unwrap_or("");
+            progress.advance(1, crate_name);
+        }
+    }
+    let status = child.wait()?;
+    let stderr = reader.join().unwrap_or_default();
+    Ok((status, stderr))
+}
+
+/// How many compiler artifacts a build of the package in `dir` makes: one
+/// per crate for the wasm target, plus one per build script; `None` when
+/// cargo cannot tell without the network.
+fn crate_count(cargo: &std::ffi::OsStr, dir: &Path) -> Option<u64> {
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--filter-platform",
+            "wasm32-wasip2",
+            "--offline",
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    remove_outer_cargo_env(&mut command);
+    let output = command.output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
+    let built: std::collections::BTreeSet<&str> = metadata["resolve"]["nodes"]
+        .as_array()?
+        .iter()
+        .filter_map(|node| node["id"].as_str())
+        .collect();
+    let count = metadata["packages"]
+        .as_array()?
+        .iter()
+        .filter(|package| package["id"].as_str().is_some_and(|id| built.contains(id)))
+        .map(|package| {
+            let scripts = package["targets"].as_array().map_or(0, |targets| {
+                targets
+                    .iter()
+                    .filter(|t| {
+                        t["kind"]
+                            .as_array()
+                            .is_some_and(|k| k.iter().any(|k| k == "custom-build"))
+                    })
+                    .count()
+            });
+            1 + scripts as u64
+        })
+        .sum();
+    Some(count)
+}
+
+/// Builds the package in `dir` and runs the four tests on `project`'s model,
+/// with the goldens in `goldens` (default `<dir>/tests/golden`; a package
+/// tested on several projects keeps one directory of goldens per project).
+///
+/// # Errors
+///
+/// The package cannot be built or loaded, or the model cannot be read. A
+/// generator that fails while running fails the tests instead.
+pub fn test_generator(
+    dir: &Path,
+    goldens: Option<&Path>,
+    project: &Project,
+    runtime: &Runtime,
+    progress: &dyn Progress,
+) -> Result<SuiteReport, SuiteError> {
+    let component = build(dir, project, progress)?;
+    let bytes = std::fs::read(&component).map_err(|e| SuiteError::Build {
+        dir: dir.to_owned(),
+        output: format!(
+            "the build gave no component at {}: {e}",
+            component.display()
+        ),
+    })?;
+    let loaded = runtime.load(&dir.display().to_string(), &bytes)?;
+    let model = Arc::new(Model::load(&project.model_files)?);
+    let first = runtime.run_reporting(&loaded, &model, &project.limits)?;
+    let (golden_dir, shown_as) = match goldens {
+        Some(goldens) => (goldens.to_owned(), goldens.display().to_string()),
+        None => (dir.join("tests").join("golden"), "tests/golden".to_owned()),
+    };
+    let second = runtime.run_reporting(&loaded, &model, &project.limits)?;
+    Ok(SuiteReport {
+        outcomes: vec![
+            TestOutcome {
+                name: TESTS[0],
+                failures: golden_match(&golden_dir, &shown_as, &first, &model),
+            },
+            TestOutcome {
+                name: TESTS[1],
+                failures: determinism(&first, &second),
+            },
+            TestOutcome {
+                name: TESTS[2],
+                failures: output_parses(&first),
+            },
+            TestOutcome {
+                name: TESTS[3],
+                failures: sources_name_files(&first),
+            },
+        ],
+        component,
+    })
+}
+
+/// The "golden match" test: every output of `run` against its golden in
+/// `golden_dir`, and every golden against an output. Failures name the
+/// goldens as `<shown_as>/<path>`.
+pub fn golden_match(
+    golden_dir: &Path,
+    shown_as: &str,
+    run: &GeneratorRun,
+    model: &Model,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for output in &run.outputs {
+        let file = format!("{shown_as}/{}", output.path);
+        let text = match std::fs::read_to_string(golden_dir.join(&output.path)) {
+            Ok(text) => text,
+            Err(_) => {
+                failures.push(format!(
+                    "{file}: missing; the generator writes {}, so write its golden",
+                    output.path
+                ));
+                continue;
+            }
+        };
+        match Golden::parse(&file, &text) {
+            Ok(golden) => failures.extend(compare(
+                &file,
+                &golden,
+                &output.text,
+                output.trace.as_deref(),
+                model,
+            )),
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+    let mut goldens = Vec::new();
+    collect_files(golden_dir, golden_dir, &mut goldens);
+    for golden in goldens {
+        if !run.outputs.iter().any(|o| o.path == golden) {
+            failures.push(format!(
+                "{shown_as}/{golden}: the generator does not write {golden}"
+            ));
+        }
+    }
+    failures
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            collect_files(root, &path, out);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
+fn determinism(first: &GeneratorRun, second: &GeneratorRun) -> Vec<String> {
+    let mut failures = Vec::new();
+    let paths = |r: &GeneratorRun| r.outputs.iter().map(|o| o.path.clone()).collect::<Vec<_>>();
+    if paths(first) != paths(second) {
+        failures.push(format!(
+            "the two runs wrote different files: {:?}, then {:?}",
+            paths(first),
+            paths(second)
+        ));
+        return failures;
+    }
+    for (a, b) in first.outputs.iter().zip(&second.outputs) {
+        if a.text != b.text {
+            failures.push(format!(
+                "{}: the two runs differ\n{}",
+                a.path,
+                super::diff(&a.text, &b.text)
+            ));
+        } else if a.trace != b.trace {
+            failures.push(format!("{}: the two runs' traces differ", a.path));
+        }
+    }
+    failures
+}
+
+/// The "output parses" test: every output of a known type parses.
+pub fn output_parses(run: &GeneratorRun) -> Vec<String> {
+    run.outputs
+        .iter()
+        .filter_map(|o| crate::output_syntax::check(&o.path, &o.text).err())
+        .map(|p| p.to_string())
+        .collect()
+}
+
+fn sources_name_files(run: &GeneratorRun) -> Vec<String> {
+    let unnamed = run.outputs.iter().filter(|o| !o.named).map(|o| {
+        format!(
+            "{}: neither a trace nor the sources export names this file",
+            o.path
+        )
+    });
+    run.naming.iter().cloned().chain(unnamed).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seams_runtime::{Meta, Output};
+    use seams_templates::Syntax;
+
+    fn run(text: &str) -> GeneratorRun {
+        GeneratorRun {
+            meta: Meta {
+                name: "g".into(),
+                version: "0.1.0".into(),
+                description: String::new(),
+                syntax: Syntax::Jinja,
+                templates: Vec::new(),
+            },
+            component_sha256: String::new(),
+            outputs: vec![Output {
+                path: "a.txt".into(),
+                text: text.into(),
+                rendered: None,
+                trace: None,
+                sources: Vec::new(),
+                named: true,
+            }],
+            log: Vec::new(),
+            naming: Vec::new(),
+        }
+    }
+
+    // The sandbox leaves a component no source of nondeterminism (fixed
+    // clocks, timers included; seeded randomness), so the determinism
+    // test is fed two differing runs directly.
+    #[test]
+    fn determinism_fails_on_runs_that_differ_and_names_the_file_and_line() {
+        assert!(determinism(&run("a\nb\n"), &run("a\nb\n")).is_empty());
+        let failures = determinism(&run("a\nb\n"), &run("a\nc\n"));
+        assert_eq!(failures.len(), 1);
+        assert!(
+            failures[0].starts_with("a.txt: the two runs differ"),
+            "{failures:?}"
+        );
+        assert!(failures[0].contains("line 2:"), "{failures:?}");
+    }
+}

@@ -1,0 +1,37 @@
+//! Writing seams generators: a generator package is a crate built to a
+//! component, with its templates and golden files.
+//!
+//! - [`new_generator`] (`seams new-generator`) scaffolds a package whose
+//!   test passes as written, from a reference output.
+//! - [`test_generator`] (`seams test-generator`) builds a package and runs
+//!   its four tests: golden match, determinism, output parses, sources name
+//!   the files.
+//! - [`draft_generator`] (`seams draft-generator`) asks an LLM, through a
+//!   provider command, for a package drawn from a reference output, and
+//!   keeps it only when it compiles and passes its tests.
+//!
+//! The "output parses" test uses tree-sitter grammars, the `syntax`
+//! feature (on by default).
+
+#![deny(missing_docs)]
+
+mod draft;
+mod golden;
+mod output_syntax;
+mod scaffold;
+
+pub use draft::{
+    Answer, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, PROMPT,
+    REPAIR_PROMPT, build_prompt, check_no_logic, check_no_restated_labels, draft_generator,
+    parse_answer,
+};
+pub use golden::{
+    Golden, GoldenError, Marker, SuiteError, SuiteReport, TESTS, TestOutcome,
+    build as build_package, compare as compare_golden, diff, golden_match, output_parses,
+    test_generator,
+};
+pub use output_syntax::{SUFFIXES, SyntaxProblem, check as check_syntax, language_of};
+pub use scaffold::{
+    Package, Reference, ScaffoldError, check_dir, check_name, new_generator, read_reference,
+    scaffold, write_package,
+};

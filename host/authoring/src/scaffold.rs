@@ -1,0 +1,353 @@
+//! `seams new-generator NAME --reference FILE`: a generator package whose
+//! test passes as written. The template is the reference verbatim (bracket
+//! delimiters, so `{{` in it stays text), every golden line is `[fixed]`,
+//! and the extract step returns only the model hash.
+//!
+//! A reference that holds `[[`, `[%` or `[#` is refused rather than
+//! escaped: escaping would make the template differ from the reference, and
+//! the author's loop starts from a template that *is* the reference.
+
+use std::path::{Path, PathBuf};
+
+use crate::golden::Golden;
+use crate::output_syntax::{SUFFIXES, language_of};
+
+/// The SDK a package builds against, vendored into it so that it builds
+/// anywhere, with no path to this machine.
+const SDK_FILES: &[(&str, &str)] = &[
+    (
+        "seams-sdk/src/lib.rs",
+        include_str!("../../../sdk/src/lib.rs"),
+    ),
+    (
+        "seams-sdk/src/error.rs",
+        include_str!("../../../sdk/src/error.rs"),
+    ),
+    (
+        "seams-sdk/src/files.rs",
+        include_str!("../../../sdk/src/files.rs"),
+    ),
+    (
+        "seams-sdk/src/meta.rs",
+        include_str!("../../../sdk/src/meta.rs"),
+    ),
+    (
+        "seams-sdk/src/model.rs",
+        include_str!("../../../sdk/src/model.rs"),
+    ),
+    (
+        "seams-sdk/src/view.rs",
+        include_str!("../../../sdk/src/view.rs"),
+    ),
+    (
+        "seams-sdk/wit/since_v0.1.0/generator.wit",
+        include_str!("../../../wit/since_v0.1.0/generator.wit"),
+    ),
+];
+
+const SDK_MANIFEST: &str = r#"[package]
+name = "seams-sdk"
+version = "0.1.0"
+edition = "2024"
+publish = false
+description = "Write seams generators (vendored by seams new-generator)"
+
+[dependencies]
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+wit-bindgen = "0.63"
+"#;
+
+/// The versions seams is built and tested with: the package starts on them.
+const LOCKFILE: &str = include_str!("../../../Cargo.lock");
+
+const LIB_TEMPLATE: &str = include_str!("scaffold/lib.rs.tmpl");
+const EXTRACT_TEMPLATE: &str = include_str!("scaffold/extract.rs.tmpl");
+const MANIFEST_TEMPLATE: &str = include_str!("scaffold/Cargo.toml.tmpl");
+const README_TEMPLATE: &str = include_str!("scaffold/README.md.tmpl");
+
+/// Why a package cannot be scaffolded. Nothing is written when it fails.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    /// The name breaks the rule.
+    #[error(
+        "generator name {0:?} is invalid: use a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters"
+    )]
+    BadName(String),
+    /// The reference cannot become a passing test.
+    #[error("reference {}: {why}", path.display())]
+    Reference {
+        /// The reference file.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+    /// The package directory is in use.
+    #[error("{} exists and is not empty; choose another --out DIR, or pass --force to replace the package's files in it", dir.display())]
+    NotEmpty {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Checks a generator name.
+///
+/// # Errors
+///
+/// [`ScaffoldError::BadName`].
+pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
+    let ok = (1..=40).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ScaffoldError::BadName(name.to_owned()))
+    }
+}
+
+/// A reference output, read and checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    /// Its file name: the output's and the template's name.
+    pub name: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// Reads a reference and refuses one the scaffold could not make a passing
+/// test from: not UTF-8, empty or blank, a suffix the "output parses" test
+/// does not know, or text holding the bracket delimiters or the tracing
+/// sentinels.
+///
+/// # Errors
+///
+/// [`ScaffoldError::Reference`] saying why, or [`ScaffoldError::Io`].
+pub fn read_reference(path: &Path) -> Result<Reference, ScaffoldError> {
+    let refuse = |why: String| ScaffoldError::Reference {
+        path: path.to_owned(),
+        why,
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| refuse("has no file name".into()))?
+        .to_owned();
+    if language_of(&name).is_none() {
+        let known: Vec<String> = SUFFIXES.iter().map(|(s, _)| format!(".{s}")).collect();
+        return Err(refuse(format!(
+            "the suffix is not one the \"output parses\" test knows; use one of {}",
+            known.join(", ")
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|source| ScaffoldError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        refuse(format!(
+            "is not UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    if text.trim().is_empty() {
+        return Err(refuse(
+            "is empty or blank; there is nothing to generate".into(),
+        ));
+    }
+    for (number, line) in text.split('\n').enumerate() {
+        for delimiter in ["[[", "[%", "[#", "\u{F8F0}", "\u{F8F1}"] {
+            if let Some(column) = line.find(delimiter) {
+                return Err(refuse(format!(
+                    "line {}, column {}: holds {delimiter:?}, which the template would read as a tag (templates use [[ ]], [% %] and [# #]); change the reference there, or write this generator by hand",
+                    number + 1,
+                    line[..column].chars().count() + 1
+                )));
+            }
+        }
+    }
+    if let Err(problem) = crate::output_syntax::check(&name, &text) {
+        return Err(refuse(format!("does not parse itself: {problem}")));
+    }
+    Ok(Reference { name, text })
+}
+
+/// The files of a package, relative to its directory, in a fixed order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// (relative path, content).
+    pub files: Vec<(String, String)>,
+}
+
+/// The package for `name` and `reference`. `extract` replaces the
+/// scaffold's extract step (drafting uses it); `None` gives the default.
+pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Package {
+    let krate = name.replace('-', "_");
+    let fill = |t: &str| {
+        t.replace("{{NAME}}", name)
+            .replace("{{OUTPUT}}", &reference.name)
+            .replace("{{CRATE}}", &krate)
+    };
+    let mut files = vec![
+        ("Cargo.toml".to_owned(), fill(MANIFEST_TEMPLATE)),
+        ("README.md".to_owned(), fill(README_TEMPLATE)),
+        ("src/lib.rs".to_owned(), fill(LIB_TEMPLATE)),
+        (
+            "src/extract.rs".to_owned(),
+            extract.map_or_else(|| EXTRACT_TEMPLATE.to_owned(), str::to_owned),
+        ),
+        (
+            format!("templates/{}", reference.name),
+            reference.text.clone(),
+        ),
+        (
+            format!("tests/golden/{}", reference.name),
+            Golden::all_fixed(&reference.text),
+        ),
+        ("Cargo.lock".to_owned(), LOCKFILE.to_owned()),
+        ("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()),
+    ];
+    for (path, text) in SDK_FILES {
+        // The vendored SDK keeps its WIT inside itself.
+        let text = text.replace("\"../wit/since_v0.1.0\"", "\"wit/since_v0.1.0\"");
+        files.push(((*path).to_owned(), text));
+    }
+    Package { files }
+}
+
+/// Writes `package` into `dir`, which must not exist or be empty unless
+/// `force` (then the package's files replace files of the same path).
+/// Returns the written paths.
+///
+/// # Errors
+///
+/// A non-empty `dir` without `force`, or an I/O error.
+pub fn write_package(
+    package: &Package,
+    dir: &Path,
+    force: bool,
+) -> Result<Vec<PathBuf>, ScaffoldError> {
+    check_dir(dir, force)?;
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| ScaffoldError::Io { path, source }
+    };
+    let out = seams_core::OutputDir::open(dir).map_err(io(dir))?;
+    let mut written = Vec::new();
+    for (rel, text) in &package.files {
+        let path = dir.join(rel);
+        out.write(rel, text.as_bytes()).map_err(io(&path))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// A package directory must not exist or be empty, unless `force`.
+///
+/// # Errors
+///
+/// [`ScaffoldError::NotEmpty`], or an I/O error reading it.
+pub fn check_dir(dir: &Path, force: bool) -> Result<(), ScaffoldError> {
+    if dir.exists() && !force {
+        let mut entries = std::fs::read_dir(dir).map_err(|source| ScaffoldError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        if entries.next().is_some() {
+            return Err(ScaffoldError::NotEmpty {
+                dir: dir.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `seams new-generator`: checks everything, then writes the package.
+///
+/// # Errors
+///
+/// A bad name, a refused reference, a non-empty directory, or an I/O
+/// error; nothing is written then.
+pub fn new_generator(
+    name: &str,
+    reference: &Path,
+    out: Option<&Path>,
+    force: bool,
+) -> Result<(PathBuf, Vec<PathBuf>), ScaffoldError> {
+    check_name(name)?;
+    let reference = read_reference(reference)?;
+    let dir = out.map_or_else(|| PathBuf::from(format!("seams-{name}")), Path::to_path_buf);
+    let written = write_package(&scaffold(name, &reference, None), &dir, force)?;
+    Ok((dir, written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_rule() {
+        for good in ["a", "pages", "my-pages-2", &"a".repeat(40)] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "A", "1a", "-a", "a_b", "a.b", &"a".repeat(41)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    fn reference(name: &str, bytes: &[u8]) -> Result<Reference, ScaffoldError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        read_reference(&path)
+    }
+
+    #[test]
+    fn references_that_cannot_pass_are_refused_with_the_reason() {
+        let why = |r: Result<Reference, ScaffoldError>| r.unwrap_err().to_string();
+        assert!(why(reference("a.html", b"\xff\xfe")).contains("not UTF-8"));
+        assert!(why(reference("a.html", b"  \n\n")).contains("empty or blank"));
+        assert!(why(reference("a.docx", b"text")).contains(".html, .htm, .json"));
+        assert!(
+            why(reference("a.py", b"x = 1\ny = a[[0]]\n"))
+                .contains("line 2, column 6: holds \"[[\"")
+        );
+        assert!(why(reference("a.json", b"{\"a\": [1,}\n")).contains("does not parse itself"));
+        assert!(
+            reference("a.html", b"<p>{{ vue }}</p>\n").is_ok(),
+            "Jinja braces are fine"
+        );
+    }
+
+    #[test]
+    fn a_package_is_written_only_into_an_empty_or_new_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Reference {
+            name: "a.json".into(),
+            text: "{}\n".into(),
+        };
+        let package = scaffold("a", &r, None);
+        std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
+        assert!(matches!(
+            write_package(&package, dir.path(), false),
+            Err(ScaffoldError::NotEmpty { .. })
+        ));
+        assert!(!dir.path().join("Cargo.toml").exists());
+        write_package(&package, dir.path(), true).unwrap();
+        assert!(dir.path().join("Cargo.toml").exists());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("keep.txt")).unwrap(),
+            "mine"
+        );
+    }
+}

@@ -1,0 +1,34 @@
+//! Compiles the built-in generators to components (wasm32-wasip2) so the
+//! host can embed them: `cargo build` and `cargo test` need no other step.
+
+use std::path::PathBuf;
+
+include!("build/guest.rs");
+
+/// (crate directory under generators/, crate name, env var for its path)
+const BUILTINS: &[(&str, &str, &str)] = &[
+    ("htmx", "seams_htmx", "SEAMS_BUILTIN_HTMX"),
+    ("fastapi", "seams_fastapi", "SEAMS_BUILTIN_FASTAPI"),
+    ("compose", "seams_compose", "SEAMS_BUILTIN_COMPOSE"),
+];
+
+fn main() {
+    let core = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = core.ancestors().nth(2).unwrap().to_owned();
+    for dir in [
+        "host/core/build",
+        "sdk/src",
+        "sdk/Cargo.toml",
+        "wit",
+        "generators",
+        "Cargo.lock",
+    ] {
+        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+    }
+    let target_dir = guest_target_dir();
+    for (dir, krate, var) in BUILTINS {
+        let manifest = root.join("generators").join(dir).join("Cargo.toml");
+        let wasm = build_guest(&manifest, &target_dir, krate);
+        println!("cargo:rustc-env={var}={}", wasm.display());
+    }
+}

@@ -1,0 +1,274 @@
+//! `seams check`: generates in memory and compares with the disk and the
+//! lock, writing nothing. Every problem names the file and what to do.
+//! When the seams version, model, `seams.toml`, components and every locked
+//! file match the lock, it is clean without running a generator.
+//!
+//! The JSON form (`--format json`) is stable:
+//!
+//! ```json
+//! {
+//!   "check_version": 1,
+//!   "clean": false,
+//!   "problems": [
+//!     { "kind": "stale", "path": "out/thread.html", "message": "..." }
+//!   ]
+//! }
+//! ```
+//!
+//! `kind` is one of `stale`, `hand-edited`, `missing`, `orphan`,
+//! `edited-orphan`, `unlocked`, `component-changed`, `generator-failed`,
+//! `no-lock`, `lock-unreadable` (the lock or journal cannot be read; the
+//! only problem then), `generate-in-progress` (with `--no-wait`, when a
+//! generate holds the project; the only problem then), `interrupted` (a
+//! generate was interrupted; its journal is left) and `leftover` (a
+//! temporary file a killed run left); `path` is project-relative (for
+//! `component-changed`, the `.wasm`) and absent for `generator-failed`,
+//! `no-lock` and `generate-in-progress`; `message` is the text the text form
+//! prints. Problems are sorted by path, then kind.
+
+use serde::Serialize;
+
+use crate::audit::{FileState, audit};
+use crate::generate::Leftovers;
+use crate::generate::{
+    ComponentBytes, GenerateError, posix, read_inputs, read_lock, run_with_inputs, source_label,
+    up_to_date,
+};
+use crate::journal::{JOURNAL_FILE, read_journal, recover};
+use crate::lock::{LOCK_FILE, LockError};
+use crate::output_dir::OutputDir;
+use crate::project::{GeneratorSource, Project};
+use crate::project_lock::{ProjectLock, Wait};
+use seams_runtime::Runtime;
+
+/// The version of the JSON form.
+pub const CHECK_VERSION: u32 = 1;
+
+/// One problem `seams check` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// What kind of problem (see the module docs).
+    pub kind: &'static str,
+    /// The file, project-relative, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+/// What `seams check` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckReport {
+    /// [`CHECK_VERSION`].
+    pub check_version: u32,
+    /// No problem at all.
+    pub clean: bool,
+    /// The problems, sorted by path, then kind.
+    pub problems: Vec<Problem>,
+}
+
+impl CheckReport {
+    /// The text form: a line per problem, then a summary.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.problems {
+            match &p.path {
+                Some(path) => out.push_str(&format!("{}: {path}: {}\n", p.kind, p.message)),
+                None => out.push_str(&format!("{}: {}\n", p.kind, p.message)),
+            }
+        }
+        if self.clean {
+            out.push_str("clean: every output matches the model, the generators and seams.lock\n");
+        } else {
+            let n = self.problems.len();
+            out.push_str(&format!("{n} problem{}\n", if n == 1 { "" } else { "s" }));
+        }
+        out
+    }
+
+    /// The JSON form, with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a report serializes");
+        text.push('\n');
+        text
+    }
+}
+
+/// Checks the project without writing anything, waiting for a running
+/// generate to finish first.
+///
+/// # Errors
+///
+/// The project or model cannot be read.
+pub fn check(project: &Project, runtime: &Runtime) -> Result<CheckReport, GenerateError> {
+    check_with(project, runtime, Wait::Block)
+}
+
+fn report(problems: Vec<Problem>) -> CheckReport {
+    CheckReport {
+        check_version: CHECK_VERSION,
+        clean: problems.is_empty(),
+        problems,
+    }
+}
+
+fn problem(kind: &'static str, path: Option<String>, message: String) -> Problem {
+    Problem {
+        kind,
+        path,
+        message,
+    }
+}
+
+/// [`check`]; with [`Wait::NoWait`], a running generate is reported as a
+/// `generate-in-progress` problem instead of waited for.
+///
+/// # Errors
+///
+/// The project or model cannot be read.
+pub fn check_with(
+    project: &Project,
+    runtime: &Runtime,
+    wait: Wait,
+) -> Result<CheckReport, GenerateError> {
+    let _reading = match ProjectLock::shared(project, wait) {
+        Ok(lock) => lock,
+        Err(GenerateError::Busy { .. }) => {
+            return Ok(report(vec![problem(
+                "generate-in-progress",
+                None,
+                "a seams generate is writing this project; check again when it is done".into(),
+            )]));
+        }
+        Err(e) => return Err(e),
+    };
+    let unreadable = |file: &str, e: LockError| {
+        Ok(report(vec![problem(
+            "lock-unreadable",
+            Some(file.to_owned()),
+            e.to_string(),
+        )]))
+    };
+    let lock = match read_lock(project) {
+        Err(GenerateError::Lock(e)) => return unreadable(LOCK_FILE, e),
+        other => other?,
+    };
+    let journal = match read_journal(project) {
+        Err(GenerateError::Lock(e)) => return unreadable(JOURNAL_FILE, e),
+        other => other?,
+    };
+    let inputs = read_inputs(project)?;
+    let mut problems = Vec::new();
+
+    if lock.is_none() {
+        problems.push(problem(
+            "no-lock",
+            None,
+            "seams.lock is missing; run `seams generate` to write it".into(),
+        ));
+    }
+    for (source, component) in project.generators.iter().zip(&inputs.components) {
+        let (GeneratorSource::Wasm { path, .. }, Ok(ComponentBytes { sha256: actual, .. })) =
+            (source, component)
+        else {
+            continue;
+        };
+        let label = source_label(source);
+        if let Some(locked) = lock
+            .as_ref()
+            .and_then(|l| l.generators.iter().find(|g| g.source == label))
+            && &locked.component_sha256 != actual
+        {
+            problems.push(problem(
+                "component-changed",
+                Some(posix(path)),
+                format!(
+                    "its sha256 is {actual}, but seams.lock pins {}; if the new component is the one you want, run `seams generate --update`",
+                    locked.component_sha256
+                ),
+            ));
+        }
+    }
+
+    let out_path = project.output_path();
+    let io = |path: &std::path::Path| {
+        let path = path.to_owned();
+        move |source| GenerateError::Io { path, source }
+    };
+    let out = OutputDir::open_existing(&out_path).map_err(io(&out_path))?;
+    let root = OutputDir::open_existing(&project.root)
+        .map_err(io(&project.root))?
+        .ok_or_else(|| GenerateError::Io {
+            path: project.root.clone(),
+            source: std::io::ErrorKind::NotFound.into(),
+        })?;
+    for path in Leftovers::find(&root, out.as_ref(), project)?.paths(project) {
+        problems.push(problem(
+            "leftover",
+            Some(path),
+            "is a temporary file a killed seams run left; `seams generate` removes it".into(),
+        ));
+    }
+    let lock = match &journal {
+        Some(journal) => {
+            problems.push(problem(
+                "interrupted",
+                Some(JOURNAL_FILE.to_owned()),
+                "a seams generate was interrupted; the files it wrote are known from its journal, and `seams generate` finishes the job".into(),
+            ));
+            Some(recover(project, lock, journal, out.as_ref())?)
+        }
+        None => lock,
+    };
+    // What `seams generate` would call up to date is clean: nothing to run.
+    if let Some(lock) = &lock
+        && problems.is_empty()
+        && up_to_date(project, &inputs, lock, out.as_ref())?
+    {
+        return Ok(report(problems));
+    }
+
+    let generation = run_with_inputs(project, runtime, &inputs);
+    for (_, error) in &generation.failures {
+        problems.push(problem("generator-failed", None, error.to_string()));
+    }
+    let prefix = posix(&project.output_dir);
+    let audits = audit(project, &generation, lock.as_ref(), out.as_ref())?;
+    for a in audits {
+        let (kind, message) = match a.state {
+            FileState::Current => continue,
+            FileState::Unlocked => (
+                "unlocked",
+                "matches what generation gives, but seams.lock records other bytes; run `seams generate` to update the lock",
+            ),
+            FileState::Missing => ("missing", "is not on disk; run `seams generate`"),
+            FileState::Stale => (
+                "stale",
+                "differs from what generation gives now (the model, seams.toml or a generator changed); run `seams generate`",
+            ),
+            FileState::HandEdited => (
+                "hand-edited",
+                "was edited since seams wrote it; keep the change elsewhere (seams generate will not overwrite it), or run `seams generate --force` to discard it",
+            ),
+            FileState::Orphan => (
+                "orphan",
+                "is no longer generated; `seams generate` will delete it",
+            ),
+            FileState::EditedOrphan => (
+                "edited-orphan",
+                "is no longer generated and was edited since; move it out of the output directory, or run `seams generate --force` to delete it",
+            ),
+            FileState::Gone => (
+                "orphan",
+                "is listed in seams.lock but no longer generated, and already deleted; run `seams generate` to update the lock",
+            ),
+        };
+        problems.push(problem(
+            kind,
+            Some(format!("{prefix}/{}", a.path)),
+            message.into(),
+        ));
+    }
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(b.kind)));
+    Ok(report(problems))
+}

@@ -1,0 +1,164 @@
+//! Looking inside generators: `seams inspect FILE.wasm` (what a component
+//! is) and `seams view GENERATOR` (the view model its extract step builds
+//! from the project's model).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::generate::{GenerateError, load_generator, source_label};
+use crate::project::{GeneratorSource, Project};
+use seams_model::{Model, sha256_hex};
+use seams_runtime::{GeneratorError, Limits, Meta, PROTOCOL_VERSION, Runtime};
+use seams_templates::Syntax;
+
+/// Why a generator cannot be inspected or viewed.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Not a seams generator, or one that fails.
+    #[error(transparent)]
+    Generator(#[from] GeneratorError),
+    /// The project cannot be loaded.
+    #[error(transparent)]
+    Generate(#[from] GenerateError),
+    /// No generator of the project has that name.
+    #[error("the project has no generator {name:?}; its generators are: {known}")]
+    UnknownGenerator {
+        /// The name asked for.
+        name: String,
+        /// The project's generators.
+        known: String,
+    },
+}
+
+/// What `seams inspect` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspection {
+    /// The protocol version the component targets.
+    pub protocol: String,
+    /// Its meta.
+    pub meta: Meta,
+    /// The sha256 of the file.
+    pub sha256: String,
+    /// Its size in bytes.
+    pub size: usize,
+}
+
+impl Inspection {
+    /// The JSON form of `seams inspect --format json`, with a final newline.
+    pub fn to_json(&self, file: &str) -> String {
+        let templates: serde_json::Map<String, serde_json::Value> = self
+            .meta
+            .templates
+            .iter()
+            .map(|(name, source)| (name.clone(), source.lines().count().into()))
+            .collect();
+        let value = serde_json::json!({
+            "file": file,
+            "protocol": format!("seams:generator@{}", self.protocol),
+            "name": self.meta.name,
+            "version": self.meta.version,
+            "description": self.meta.description,
+            "syntax": match self.meta.syntax {
+                Syntax::Jinja => "jinja",
+                Syntax::Brackets => "brackets",
+            },
+            "template_lines": templates,
+            "sha256": self.sha256,
+            "size": self.size,
+        });
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+        text.push('\n');
+        text
+    }
+
+    /// The text `seams inspect` prints.
+    pub fn to_text(&self, file: &str) -> String {
+        let mut out = format!(
+            "{file}\n  protocol:    seams:generator@{}\n  name:        {}\n  version:     {}\n  description: {}\n  syntax:      {}\n  templates:\n",
+            self.protocol,
+            self.meta.name,
+            self.meta.version,
+            self.meta.description,
+            match self.meta.syntax {
+                Syntax::Jinja => "jinja ({{ }}, {% %}, {# #})",
+                Syntax::Brackets => "brackets ([[ ]], [% %], [# #])",
+            }
+        );
+        for (name, source) in &self.meta.templates {
+            out.push_str(&format!("    {name} ({} lines)\n", source.lines().count()));
+        }
+        out.push_str(&format!(
+            "  sha256:      {}\n  size:        {} bytes\n",
+            self.sha256, self.size
+        ));
+        out
+    }
+}
+
+/// Inspects a component file: checks it is a seams generator and asks for
+/// its meta, in the sandbox, on an empty model.
+///
+/// # Errors
+///
+/// The file cannot be read, or is not a seams generator (naming what it is).
+pub fn inspect(runtime: &Runtime, path: &Path) -> Result<Inspection, InspectError> {
+    let bytes = std::fs::read(path).map_err(|source| InspectError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let label = path.display().to_string();
+    let loaded = runtime.load(&label, &bytes)?;
+    let empty = Arc::new(Model::parse("empty.nt", "").expect("an empty model parses"));
+    let meta = runtime.meta(&loaded, &empty, &Limits::default())?;
+    Ok(Inspection {
+        protocol: PROTOCOL_VERSION.to_owned(),
+        meta,
+        sha256: sha256_hex(&bytes),
+        size: bytes.len(),
+    })
+}
+
+/// The view model the project's generator `name` (a built-in name or the
+/// `.wasm` path as `seams.toml` gives it) builds from the project's model,
+/// pretty-printed.
+///
+/// # Errors
+///
+/// No such generator, or it fails.
+pub fn view(project: &Project, runtime: &Runtime, name: &str) -> Result<String, InspectError> {
+    // As the error below lists it (`builtin:htmx`), or as seams.toml says it.
+    let matches = |source: &GeneratorSource| {
+        source_label(source) == name
+            || match source {
+                GeneratorSource::Builtin(builtin) => builtin == name,
+                GeneratorSource::Wasm { path, .. } => Path::new(name) == path.as_path(),
+            }
+    };
+    let Some(source) = project.generators.iter().find(|s| matches(s)) else {
+        return Err(InspectError::UnknownGenerator {
+            name: name.to_owned(),
+            known: project
+                .generators
+                .iter()
+                .map(source_label)
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    let model = Arc::new(Model::load(&project.model_files).map_err(GenerateError::from)?);
+    let loaded = load_generator(project, runtime, source)?;
+    let view = runtime.extract(&loaded, &model, &project.limits)?;
+    let value: serde_json::Value =
+        serde_json::from_str(&view).unwrap_or(serde_json::Value::String(view));
+    let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
+    text.push('\n');
+    Ok(text)
+}

@@ -1,0 +1,244 @@
+//! The output directory: the only writer of files in it. (The rules an
+//! output path follows are `seams_runtime::validate_output_path`.)
+//!
+//! Every write goes through a `cap-std` directory handle, so neither a
+//! path nor a symlink can lead outside, and replaces the file atomically:
+//! the bytes go to a temporary file in the same directory, named with
+//! [`TEMP_PREFIX`] so that one left behind by a killed run is recognised,
+//! are synced, then renamed into place. Directories are synced by
+//! [`OutputDir::sync_dir`] once a batch of renames is done.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+
+use seams_runtime::TEMP_PREFIX;
+
+/// Numbers the temporary files of this process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// An open output directory.
+#[derive(Debug)]
+pub struct OutputDir {
+    dir: Dir,
+}
+
+impl OutputDir {
+    /// Opens `path`, creating it when missing.
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be created or opened.
+    pub fn open(path: &Path) -> std::io::Result<OutputDir> {
+        std::fs::create_dir_all(path)?;
+        Ok(OutputDir {
+            dir: Dir::open_ambient_dir(path, ambient_authority())?,
+        })
+    }
+
+    /// Opens `path` if it is a directory; `None` when it does not exist yet
+    /// (reading needs no directory, and nothing is created).
+    ///
+    /// # Errors
+    ///
+    /// The directory cannot be opened.
+    pub fn open_existing(path: &Path) -> std::io::Result<Option<OutputDir>> {
+        if !path.is_dir() {
+            return Ok(None);
+        }
+        Ok(Some(OutputDir {
+            dir: Dir::open_ambient_dir(path, ambient_authority())?,
+        }))
+    }
+
+    /// The bytes of `rel`, or `None` when it does not exist.
+    ///
+    /// # Errors
+    ///
+    /// Any other I/O error, or a path that leads outside.
+    pub fn read(&self, rel: &str) -> std::io::Result<Option<Vec<u8>>> {
+        match self.dir.read(rel) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Deletes the file `rel`; a file already gone is not an error.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a path that leads outside.
+    pub fn remove(&self, rel: &str) -> std::io::Result<()> {
+        match self.dir.remove_file(rel) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Replaces `rel` with `bytes` atomically, creating its directories:
+    /// a synced temporary file renamed into place. The rename is durable
+    /// once the parent directory is synced ([`OutputDir::sync_dir`]).
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a path (or symlink) that leads outside. The
+    /// temporary file is removed then, unless the process dies first.
+    pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let staged = self.stage(rel, bytes)?;
+        staged.sync()?;
+        staged.rename()
+    }
+
+    /// Writes `bytes` to a temporary file beside `rel` (creating its
+    /// directories), not yet synced nor renamed: a batch of files is
+    /// staged, then synced ([`Staged::sync`]), then renamed
+    /// ([`Staged::rename`]), so that the disk sees the data of the whole
+    /// batch before the first sync waits for it.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a path (or symlink) that leads outside.
+    pub fn stage(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
+        let (parent, name) = match rel.rsplit_once('/') {
+            Some((parent, name)) => {
+                self.dir.create_dir_all(parent)?;
+                (self.dir.open_dir(parent)?, name)
+            }
+            None => (self.dir.try_clone()?, rel),
+        };
+        let temp = format!(
+            "{TEMP_PREFIX}{}-{}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let file = parent.open_with(&temp, &options)?;
+        // Dropped on an error below, it removes the temporary file.
+        let mut staged = Staged {
+            dir: parent,
+            temp,
+            name: name.to_owned(),
+            file: None,
+        };
+        staged.file.insert(file).write_all(bytes)?;
+        Ok(staged)
+    }
+
+    /// Syncs the directory `rel` (`""` for this one), so that the renames
+    /// and deletions in it survive a power loss.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn sync_dir(&self, rel: &str) -> std::io::Result<()> {
+        // Directory handles are path-only (O_PATH) and cannot be synced:
+        // the directory is opened for reading, through the handle.
+        let target = if rel.is_empty() { "." } else { rel };
+        let mut options = OpenOptions::new();
+        options.read(true);
+        self.dir.open_with(target, &options)?.sync_all()
+    }
+
+    /// The temporary files a killed seams left behind: paths relative to
+    /// this directory, sorted; in every subdirectory when `recursive`.
+    /// Symlinks are not followed.
+    ///
+    /// # Errors
+    ///
+    /// A directory that cannot be listed.
+    pub fn leftovers(&self, recursive: bool) -> std::io::Result<Vec<String>> {
+        let mut found = Vec::new();
+        let mut pending = vec![String::new()];
+        while let Some(rel) = pending.pop() {
+            let dir = if rel.is_empty() {
+                self.dir.try_clone()?
+            } else {
+                self.dir.open_dir(&rel)?
+            };
+            for entry in dir.entries()? {
+                let entry = entry?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let path = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                let kind = entry.file_type()?;
+                if kind.is_dir() {
+                    if recursive {
+                        pending.push(path);
+                    }
+                } else if name.starts_with(TEMP_PREFIX) {
+                    found.push(path);
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+}
+
+/// A file written to a temporary name, waiting to be synced and renamed
+/// into place; dropped before its rename, the temporary file is removed.
+#[derive(Debug)]
+pub struct Staged {
+    dir: Dir,
+    temp: String,
+    name: String,
+    file: Option<cap_std::fs::File>,
+}
+
+impl Staged {
+    /// Waits until the bytes are on disk.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn sync(&self) -> std::io::Result<()> {
+        match &self.file {
+            Some(file) => file.sync_all(),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes every file staged on this one's file system durable at once
+    /// (Linux `syncfs`): for a batch, one sync instead of an fsync per
+    /// file, each of which would wait for its own journal commit.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn sync_file_system(&self) -> std::io::Result<()> {
+        match &self.file {
+            Some(file) => rustix::fs::syncfs(file).map_err(std::io::Error::from),
+            None => Ok(()),
+        }
+    }
+
+    /// Renames the file into place.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn rename(mut self) -> std::io::Result<()> {
+        self.file = None;
+        let renamed = self.dir.rename(&self.temp, &self.dir, &self.name);
+        if renamed.is_ok() {
+            self.temp.clear();
+        }
+        renamed
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.temp.is_empty() {
+            let _ = self.dir.remove_file(&self.temp);
+        }
+    }
+}

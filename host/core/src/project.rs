@@ -1,0 +1,514 @@
+//! `seams.toml`: where the model is, where outputs go, which generators
+//! run, and the sandbox's limits.
+
+use std::ops::Range;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use seams_model::input_text::{cut, echo};
+use seams_runtime::Limits;
+
+/// The manifest's file name.
+pub const MANIFEST: &str = "seams.toml";
+
+/// Why `seams.toml` could not be used. Names the file, and the line and key
+/// where there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    /// The project directory does not exist.
+    #[error("the project directory {} does not exist; pass --project DIR naming a directory with a {MANIFEST}", dir.display())]
+    NoDirectory {
+        /// The directory given.
+        dir: PathBuf,
+    },
+    /// No `seams.toml` in the directory.
+    #[error("no {MANIFEST} in {}; run seams in a project directory or pass --project DIR", dir.display())]
+    NotFound {
+        /// The directory searched.
+        dir: PathBuf,
+    },
+    /// The manifest could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The manifest.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The manifest is not valid TOML or has a wrong key or value.
+    #[error("{}:{line}: {message}", path.display())]
+    Invalid {
+        /// The manifest.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+}
+
+/// A generator named in `seams.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GeneratorSource {
+    /// A generator built into seams, by name.
+    Builtin(String),
+    /// A component file, relative to the project root, optionally pinned.
+    Wasm {
+        /// The `.wasm` path as written, relative to the project.
+        path: PathBuf,
+        /// The sha256 the component must have, when pinned.
+        sha256: Option<String>,
+    },
+}
+
+impl std::fmt::Display for GeneratorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GeneratorSource::Builtin(name) => write!(f, "{name}"),
+            GeneratorSource::Wasm { path, .. } => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// `[propose]`: the LLM provider command for drafting.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Propose {
+    /// The provider command line.
+    pub provider: Option<String>,
+    /// The LLM model name, passed on to the provider.
+    pub model: Option<String>,
+    /// Seconds before the provider is killed.
+    pub timeout: Option<u64>,
+    /// Retries after a rejected draft.
+    pub retries: Option<u32>,
+}
+
+/// A loaded `seams.toml`.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// The project directory (where `seams.toml` is).
+    pub root: PathBuf,
+    /// Model files, resolved against the root, in the order given.
+    pub model_files: Vec<PathBuf>,
+    /// The output directory, relative to the root.
+    pub output_dir: PathBuf,
+    /// The generators, in the order given.
+    pub generators: Vec<GeneratorSource>,
+    /// The sandbox limits.
+    pub limits: Limits,
+    /// Drafting settings.
+    pub propose: Propose,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    model: Spanned<RawModel>,
+    output: Option<Spanned<RawOutput>>,
+    #[serde(default)]
+    generator: Vec<Spanned<RawGenerator>>,
+    #[serde(default)]
+    sandbox: RawSandbox,
+    #[serde(default)]
+    propose: Propose,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    files: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    dir: Spanned<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGenerator {
+    builtin: Option<Spanned<String>>,
+    wasm: Option<Spanned<String>>,
+    sha256: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawSandbox {
+    fuel: Option<Spanned<u64>>,
+    timeout_seconds: Option<Spanned<f64>>,
+    memory_mib: Option<Spanned<u64>>,
+    max_outputs: Option<Spanned<u64>>,
+    max_output_mib: Option<Spanned<u64>>,
+    max_log_kib: Option<Spanned<u64>>,
+}
+
+impl Project {
+    /// Loads `DIR/seams.toml`.
+    ///
+    /// # Errors
+    ///
+    /// A missing or unreadable manifest, invalid TOML, an unknown key, a
+    /// generator that names both or neither of `builtin` and `wasm`, a
+    /// path that leaves the project, or a limit out of range; each error
+    /// names the file, line and key.
+    pub fn load(dir: &Path) -> Result<Project, ProjectError> {
+        let path = dir.join(MANIFEST);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir.is_dir() => {
+                return Err(ProjectError::NoDirectory {
+                    dir: dir.to_owned(),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ProjectError::NotFound {
+                    dir: dir.to_owned(),
+                });
+            }
+            Err(source) => return Err(ProjectError::Io { path, source }),
+        };
+        let text = seams_model::input_text::decode(&bytes).map_err(|e| ProjectError::Invalid {
+            path: path.clone(),
+            line: e.line,
+            message: e.at_column(),
+        })?;
+        Self::parse(dir, &path, text)
+    }
+
+    /// Parses manifest text; `path` is only used in errors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Project::load`].
+    pub fn parse(root: &Path, path: &Path, text: &str) -> Result<Project, ProjectError> {
+        let invalid = |span: Option<Range<usize>>, message: String| ProjectError::Invalid {
+            path: path.to_owned(),
+            line: span.map_or(1, |s| line_of(text, s.start)),
+            message,
+        };
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let mut message = e.message().to_owned();
+            // toml names no key for a duplicate; its span covers the key.
+            if message.starts_with("duplicate key")
+                && let Some(key) = e.span().and_then(|s| text.get(s))
+            {
+                message = format!(
+                    "duplicate key {}: a key may be set only once",
+                    echo(key.trim())
+                );
+            }
+            invalid(e.span(), cut(&message))
+        })?;
+
+        let model = raw.model.into_inner();
+        if model.files.is_empty() {
+            return Err(invalid(
+                None,
+                "[model] files is empty; name at least one .ttl, .trig, .nt or .nq file".into(),
+            ));
+        }
+        let mut model_files = Vec::new();
+        for file in &model.files {
+            let rel = relative_path(file.get_ref()).map_err(|why| {
+                invalid(
+                    Some(file.span()),
+                    format!("[model] files: {} {why}", echo(file.get_ref())),
+                )
+            })?;
+            model_files.push(root.join(rel));
+        }
+
+        let output_dir = match raw.output {
+            Some(output) => {
+                let dir = output.into_inner().dir;
+                let shown = echo(dir.get_ref());
+                let rel = relative_path(dir.get_ref())
+                    .and_then(output_subdirectory)
+                    .map_err(|why| {
+                        invalid(Some(dir.span()), format!("[output] dir: {shown} {why}"))
+                    })?;
+                // seams deletes orphans in the output directory: it may hold
+                // nothing else of the project.
+                for (file, model_file) in model.files.iter().zip(&model_files) {
+                    if model_file.starts_with(root.join(&rel)) {
+                        return Err(invalid(
+                            Some(dir.span()),
+                            format!(
+                                "[output] dir: {shown} holds the model file {}; seams may delete what it holds, so give outputs a directory of their own",
+                                echo(file.get_ref())
+                            ),
+                        ));
+                    }
+                }
+                rel
+            }
+            None => PathBuf::from("out"),
+        };
+
+        if raw.generator.is_empty() {
+            return Err(invalid(
+                None,
+                "no [[generator]]; add one, e.g. [[generator]] builtin = \"htmx\"".into(),
+            ));
+        }
+        let mut generators = Vec::new();
+        for entry in &raw.generator {
+            let g = entry.get_ref();
+            let source = match (&g.builtin, &g.wasm) {
+                (Some(name), None) => {
+                    if !crate::builtin::NAMES.contains(&name.get_ref().as_str()) {
+                        return Err(invalid(
+                            Some(name.span()),
+                            format!(
+                                "[[generator]] builtin: unknown generator {}; the built-ins are: {}",
+                                echo(name.get_ref()),
+                                crate::builtin::NAMES.join(", ")
+                            ),
+                        ));
+                    }
+                    if let Some(sha) = &g.sha256 {
+                        return Err(invalid(
+                            Some(sha.span()),
+                            "[[generator]] sha256: built-ins are pinned by the seams version; remove the key".into(),
+                        ));
+                    }
+                    GeneratorSource::Builtin(name.get_ref().clone())
+                }
+                (None, Some(wasm)) => {
+                    let rel = relative_path(wasm.get_ref()).map_err(|why| {
+                        invalid(
+                            Some(wasm.span()),
+                            format!("[[generator]] wasm: {} {why}", echo(wasm.get_ref())),
+                        )
+                    })?;
+                    let sha256 = match &g.sha256 {
+                        Some(sha) => {
+                            let s = sha.get_ref();
+                            if s.len() != 64
+                                || !s
+                                    .bytes()
+                                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                            {
+                                return Err(invalid(
+                                    Some(sha.span()),
+                                    "[[generator]] sha256: expected 64 lowercase hex digits".into(),
+                                ));
+                            }
+                            Some(s.clone())
+                        }
+                        None => None,
+                    };
+                    GeneratorSource::Wasm { path: rel, sha256 }
+                }
+                _ => {
+                    return Err(invalid(
+                        Some(entry.span()),
+                        "[[generator]] needs exactly one of builtin = \"NAME\" or wasm = \"PATH.wasm\"".into(),
+                    ));
+                }
+            };
+            if generators.contains(&source) {
+                return Err(invalid(
+                    Some(entry.span()),
+                    format!("[[generator]] {source} is listed twice"),
+                ));
+            }
+            generators.push(source);
+        }
+
+        let mut limits = Limits::default();
+        let s = &raw.sandbox;
+        let positive = |v: &Spanned<u64>, key: &str| {
+            if *v.get_ref() == 0 {
+                Err(invalid(
+                    Some(v.span()),
+                    format!("[sandbox] {key} must be greater than 0"),
+                ))
+            } else {
+                Ok(*v.get_ref())
+            }
+        };
+        if let Some(v) = &s.fuel {
+            limits.fuel = positive(v, "fuel")?;
+        }
+        if let Some(v) = &s.timeout_seconds {
+            let secs = *v.get_ref();
+            if !(secs > 0.0 && secs <= 3600.0) {
+                return Err(invalid(
+                    Some(v.span()),
+                    "[sandbox] timeout-seconds must be in (0, 3600]".into(),
+                ));
+            }
+            limits.timeout = std::time::Duration::from_secs_f64(secs);
+        }
+        let mib = |v: &Spanned<u64>, key: &str, max: u64| {
+            let n = positive(v, key)?;
+            if n > max {
+                return Err(invalid(
+                    Some(v.span()),
+                    format!("[sandbox] {key} must be at most {max}"),
+                ));
+            }
+            Ok(n as usize)
+        };
+        if let Some(v) = &s.memory_mib {
+            limits.memory_bytes = mib(v, "memory-mib", 4096)? << 20;
+        }
+        if let Some(v) = &s.max_outputs {
+            limits.max_outputs = mib(v, "max-outputs", 1_000_000)?;
+        }
+        if let Some(v) = &s.max_output_mib {
+            limits.max_output_bytes = mib(v, "max-output-mib", 4096)? << 20;
+        }
+        if let Some(v) = &s.max_log_kib {
+            limits.max_log_bytes = mib(v, "max-log-kib", 1 << 20)? << 10;
+        }
+
+        Ok(Project {
+            root: root.to_owned(),
+            model_files,
+            output_dir,
+            generators,
+            limits,
+            propose: raw.propose,
+        })
+    }
+
+    /// The output directory, resolved against the root.
+    pub fn output_path(&self) -> PathBuf {
+        self.root.join(&self.output_dir)
+    }
+}
+
+/// A path written in the manifest must stay inside the project.
+fn relative_path(text: &str) -> Result<PathBuf, &'static str> {
+    let path = Path::new(text);
+    if text.is_empty() {
+        return Err("is empty");
+    }
+    if text.contains('\\') {
+        return Err("must use '/' as separator");
+    }
+    for c in path.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                return Err("must not contain '..'; keep files inside the project");
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err("must be relative to the project directory");
+            }
+        }
+    }
+    Ok(path.to_owned())
+}
+
+/// The output directory must be a subdirectory of the project, normalized
+/// (no `.` segments), and not the project's own `.seams` directory.
+fn output_subdirectory(path: PathBuf) -> Result<PathBuf, &'static str> {
+    let normal: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if normal.as_os_str().is_empty() {
+        return Err(
+            "is the project directory itself; outputs need a subdirectory of their own, e.g. \"out\"",
+        );
+    }
+    if normal.starts_with(".seams") {
+        return Err("is inside .seams, seams's own directory; use e.g. \"out\"");
+    }
+    Ok(normal)
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Project, ProjectError> {
+        Project::parse(Path::new("/p"), Path::new("/p/seams.toml"), text)
+    }
+
+    #[test]
+    fn a_minimal_manifest_gets_defaults() {
+        let p =
+            parse("[model]\nfiles = [\"model.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n").unwrap();
+        assert_eq!(p.model_files, [PathBuf::from("/p/model.ttl")]);
+        assert_eq!(p.output_dir, PathBuf::from("out"));
+        assert_eq!(p.generators, [GeneratorSource::Builtin("htmx".into())]);
+        assert_eq!(p.limits, Limits::default());
+    }
+
+    #[test]
+    fn sandbox_limits_are_read() {
+        let p = parse(
+            "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nwasm = \"g.wasm\"\n[sandbox]\nfuel = 5\ntimeout-seconds = 2.5\nmemory-mib = 64\nmax-outputs = 3\nmax-output-mib = 1\nmax-log-kib = 2\n",
+        )
+        .unwrap();
+        assert_eq!(p.limits.fuel, 5);
+        assert_eq!(p.limits.timeout, std::time::Duration::from_millis(2500));
+        assert_eq!(p.limits.memory_bytes, 64 << 20);
+        assert_eq!(p.limits.max_outputs, 3);
+        assert_eq!(p.limits.max_output_bytes, 1 << 20);
+        assert_eq!(p.limits.max_log_bytes, 2 << 10);
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_key() {
+        let cases = [
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"nope\"\n",
+                "seams.toml:4:",
+                "unknown generator \"nope\"",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nwasm = \"../g.wasm\"\n",
+                "seams.toml:4:",
+                "[[generator]] wasm",
+            ),
+            (
+                "[model]\nfiles = [\"/etc/m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n",
+                "seams.toml:2:",
+                "[model] files",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nfuel = 0\n",
+                "seams.toml:6:",
+                "[sandbox] fuel",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nmemory = 3\n",
+                "seams.toml:6:",
+                "memory",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\nwasm = \"g.wasm\"\n",
+                "seams.toml:3:",
+                "exactly one of",
+            ),
+            ("[model]\nfiles = [\"m.ttl\"\n", "seams.toml:2:", ""),
+        ];
+        for (text, location, key) in cases {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(location), "{err:?} should name {location}");
+            assert!(err.contains(key), "{err:?} should name {key}");
+        }
+    }
+
+    #[test]
+    fn a_missing_manifest_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Project::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("--project"), "{err}");
+    }
+}

@@ -1,0 +1,695 @@
+//! The model: RDF files loaded into an in-memory store, its hash, its
+//! labels, and the read-only SPARQL service generators query.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer, RdfSyntaxError};
+use oxigraph::model::{
+    BlankNode, GraphName, GraphNameRef, NamedNodeRef, NamedOrBlankNode as Subject, Quad, Term,
+};
+use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
+use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
+use oxigraph::store::Store;
+use sha2::{Digest, Sha256};
+
+/// Prefixes every query gets unless the model binds the name itself.
+const STANDARD_PREFIXES: [(&str, &str); 3] = [
+    ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
+    ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
+    ("xsd", "http://www.w3.org/2001/XMLSchema#"),
+];
+
+const RDFS_LABEL: NamedNodeRef<'static> =
+    NamedNodeRef::new_unchecked("http://www.w3.org/2000/01/rdf-schema#label");
+
+/// Bounds the work RDFC-1.0 may do on blank nodes, so that a crafted
+/// ("poison") graph fails fast instead of hashing for hours.
+const CANONICALIZATION_CALL_LIMIT: usize = 100_000;
+
+/// Why a model could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// A model file could not be read.
+    #[error("cannot read model file {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A model file's suffix is not one seams reads.
+    #[error(
+        "model file {} has an unknown suffix; use .ttl (Turtle), .trig (TriG), .nt (N-Triples) or .nq (N-Quads)",
+        path.display()
+    )]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A model file is not valid RDF.
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        column: u64,
+        /// What the parser said.
+        message: String,
+    },
+    /// The model's blank nodes are too entangled to canonicalize.
+    #[error(
+        "cannot compute the model hash: {0}; the model's blank nodes are too symmetric, name some of them with IRIs"
+    )]
+    Canonicalization(String),
+    /// The store refused the data.
+    #[error("cannot store the model: {0}")]
+    Store(String),
+}
+
+/// Why a query failed; the message is shown to the generator and the user.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum QueryError {
+    /// Not valid SPARQL.
+    #[error("invalid SPARQL: {0}")]
+    Syntax(String),
+    /// A SPARQL update: the model is read-only.
+    #[error("SPARQL updates are refused: the model is read-only to generators")]
+    UpdateRefused,
+    /// The generator's time budget ran out during the query.
+    #[error("the query ran past the generator's time budget")]
+    Timeout,
+    /// The answer grew past the limit.
+    #[error("the query's answer is larger than {limit} bytes")]
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// Evaluation failed.
+    #[error("query failed: {0}")]
+    Evaluation(String),
+}
+
+/// The loaded model: an in-memory store with its prefixes, hash and labels.
+pub struct Model {
+    store: Store,
+    prefixes: BTreeMap<String, String>,
+    hash: String,
+    labels: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("hash", &self.hash)
+            .field("prefixes", &self.prefixes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// Loads TriG, Turtle, N-Triples and N-Quads files (chosen by suffix)
+    /// into one dataset. Relative IRIs are refused, so that the model does
+    /// not depend on where the project lives.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read, has an unknown suffix or is not valid
+    /// RDF; a syntax error names the file, line and column.
+    pub fn load(paths: &[impl AsRef<Path>]) -> Result<Model, ModelError> {
+        let mut quads = Vec::new();
+        let mut prefixes = BTreeMap::new();
+        for path in paths {
+            let path = path.as_ref();
+            let data = std::fs::read(path).map_err(|source| ModelError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+            Self::parse_into(&mut quads, &mut prefixes, path, &data)?;
+        }
+        Self::from_quads(quads, prefixes)
+    }
+
+    /// Parses one document from memory; `name`'s suffix gives its format.
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::load`].
+    pub fn parse(name: &str, text: &str) -> Result<Model, ModelError> {
+        let mut quads = Vec::new();
+        let mut prefixes = BTreeMap::new();
+        Self::parse_into(&mut quads, &mut prefixes, Path::new(name), text.as_bytes())?;
+        Self::from_quads(quads, prefixes)
+    }
+
+    fn parse_into(
+        quads: &mut Vec<Quad>,
+        prefixes: &mut BTreeMap<String, String>,
+        path: &Path,
+        data: &[u8],
+    ) -> Result<(), ModelError> {
+        let format = match path.extension().and_then(|e| e.to_str()) {
+            Some("ttl") => RdfFormat::Turtle,
+            Some("trig") => RdfFormat::TriG,
+            Some("nt") => RdfFormat::NTriples,
+            Some("nq") => RdfFormat::NQuads,
+            _ => {
+                return Err(ModelError::UnknownFormat {
+                    path: path.to_owned(),
+                });
+            }
+        };
+        let data = crate::input_text::strip_bom(data);
+        let mut parser = RdfParser::from_format(format).for_slice(data);
+        for quad in &mut parser {
+            quads.push(quad.map_err(|e| syntax_error(path, e))?);
+        }
+        // The first file that binds a prefix wins, so the order of
+        // `[model] files` decides, not a hash map.
+        for (name, iri) in parser.prefixes() {
+            prefixes
+                .entry(name.to_owned())
+                .or_insert_with(|| iri.to_owned());
+        }
+        Ok(())
+    }
+
+    /// Hashes and labels come from the parsed quads, not the store: the
+    /// store may normalize literals (`02` as `2`), and the hash must not.
+    fn from_quads(
+        mut quads: Vec<Quad>,
+        prefixes: BTreeMap<String, String>,
+    ) -> Result<Model, ModelError> {
+        // A dataset is a set: the same quad in two files counts once.
+        let mut seen = std::collections::HashSet::new();
+        quads.retain(|q| seen.insert(q.clone()));
+        // Parsers label anonymous nodes (`[ ... ]`) at random: the labels
+        // generators see, and so sidecars and the lock, come from the
+        // canonical form instead.
+        let hash = canonical_labels(&mut quads)?;
+        let store = Store::new().map_err(|e| ModelError::Store(e.to_string()))?;
+        store
+            .extend(quads.iter().cloned())
+            .map_err(|e| ModelError::Store(e.to_string()))?;
+        let mut labels: BTreeMap<String, String> = BTreeMap::new();
+        for quad in &quads {
+            if quad.predicate.as_ref() != RDFS_LABEL {
+                continue;
+            }
+            let (Subject::NamedNode(s), Term::Literal(l)) = (&quad.subject, &quad.object) else {
+                continue;
+            };
+            // Several labels: the smallest, so the choice is stable.
+            labels
+                .entry(s.as_str().to_owned())
+                .and_modify(|v| {
+                    if l.value() < v.as_str() {
+                        *v = l.value().to_owned();
+                    }
+                })
+                .or_insert_with(|| l.value().to_owned());
+        }
+        Ok(Model {
+            store,
+            prefixes,
+            hash,
+            labels: labels.into_iter().collect(),
+        })
+    }
+
+    /// The model hash: sha256 (lowercase hex) of the canonical N-Quads.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Every labelled IRI with its label, sorted by IRI.
+    pub fn labels(&self) -> &[(String, String)] {
+        &self.labels
+    }
+
+    /// `IRI<TAB>label` lines, sorted by IRI, each ending in a newline.
+    pub fn label_lines(&self) -> String {
+        self.labels
+            .iter()
+            .map(|(iri, label)| format!("{iri}\t{}\n", label.replace(['\n', '\t'], " ")))
+            .collect()
+    }
+
+    /// The label of `iri`, if it has one.
+    pub fn label(&self, iri: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| k.as_str().cmp(iri))
+            .ok()
+            .map(|i| self.labels[i].1.as_str())
+    }
+
+    /// The prefixes the model's files declare.
+    pub fn prefixes(&self) -> &BTreeMap<String, String> {
+        &self.prefixes
+    }
+
+    /// Expands a prefixed name (`chat:thread`) with the model's prefixes;
+    /// anything else is returned as it is.
+    pub fn expand(&self, name: &str) -> String {
+        if let Some((prefix, local)) = name.split_once(':')
+            && let Some(ns) = self.prefixes.get(prefix)
+        {
+            return format!("{ns}{local}");
+        }
+        name.to_owned()
+    }
+
+    /// Runs a read-only SPARQL query, with the model's prefixes declared.
+    /// SELECT and ASK answer in SPARQL 1.1 JSON results, CONSTRUCT and
+    /// DESCRIBE in N-Triples. The query is cancelled at `deadline`, and its
+    /// answer may not exceed `max_bytes`.
+    ///
+    /// # Errors
+    ///
+    /// Invalid SPARQL, an update, the deadline, the size limit, or an
+    /// evaluation error.
+    pub fn query(
+        &self,
+        sparql: &str,
+        deadline: Instant,
+        max_bytes: usize,
+    ) -> Result<String, QueryError> {
+        let token = CancellationToken::new();
+        // Built without an HTTP client, SERVICE cannot reach the network.
+        let mut evaluator = SparqlEvaluator::new().with_cancellation_token(token.clone());
+        for (name, iri) in STANDARD_PREFIXES {
+            if !self.prefixes.contains_key(name) {
+                evaluator = evaluator
+                    .with_prefix(name, iri)
+                    .map_err(|e| QueryError::Syntax(e.to_string()))?;
+            }
+        }
+        for (name, iri) in &self.prefixes {
+            evaluator = evaluator
+                .with_prefix(name, iri)
+                .map_err(|e| QueryError::Syntax(e.to_string()))?;
+        }
+        let prepared = match evaluator.clone().parse_query(sparql) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                if evaluator.parse_update(sparql).is_ok() {
+                    return Err(QueryError::UpdateRefused);
+                }
+                return Err(QueryError::Syntax(e.to_string()));
+            }
+        };
+        let _watchdog = Watchdog::start(token, deadline);
+        let timed_out = || Instant::now() >= deadline;
+        let evaluation = |e: &dyn std::fmt::Display| {
+            if timed_out() {
+                QueryError::Timeout
+            } else {
+                QueryError::Evaluation(e.to_string())
+            }
+        };
+        let results = prepared
+            .on_store(&self.store)
+            .execute()
+            .map_err(|e| evaluation(&e))?;
+        let mut out = BoundedWriter::new(max_bytes);
+        let io = |e: std::io::Error, out: &BoundedWriter| {
+            if out.overflowed {
+                QueryError::TooLarge { limit: max_bytes }
+            } else {
+                evaluation(&e)
+            }
+        };
+        match results {
+            QueryResults::Boolean(value) => {
+                QueryResultsSerializer::from_format(QueryResultsFormat::Json)
+                    .serialize_boolean_to_writer(&mut out, value)
+                    .map_err(|e| QueryError::Evaluation(e.to_string()))?;
+            }
+            QueryResults::Solutions(solutions) => {
+                let variables = solutions.variables().to_vec();
+                let mut writer = QueryResultsSerializer::from_format(QueryResultsFormat::Json)
+                    .serialize_solutions_to_writer(&mut out, variables)
+                    .map_err(|e| QueryError::Evaluation(e.to_string()))?;
+                for solution in solutions {
+                    let solution = solution.map_err(|e| evaluation(&e))?;
+                    if let Err(e) = writer.serialize(&solution) {
+                        drop(writer);
+                        return Err(io(e, &out));
+                    }
+                }
+                if let Err(e) = writer.finish() {
+                    return Err(io(e, &out));
+                }
+            }
+            QueryResults::Graph(triples) => {
+                let mut writer =
+                    RdfSerializer::from_format(RdfFormat::NTriples).for_writer(&mut out);
+                for triple in triples {
+                    let triple = triple.map_err(|e| evaluation(&e))?;
+                    if let Err(e) = writer.serialize_triple(&triple) {
+                        drop(writer);
+                        return Err(io(e, &out));
+                    }
+                }
+                if let Err(e) = writer.finish() {
+                    return Err(io(e, &out));
+                }
+            }
+        }
+        if timed_out() {
+            return Err(QueryError::Timeout);
+        }
+        String::from_utf8(out.buf).map_err(|e| QueryError::Evaluation(e.to_string()))
+    }
+}
+
+fn syntax_error(path: &Path, error: RdfSyntaxError) -> ModelError {
+    let (line, column) = error
+        .location()
+        .map(|r| (r.start.line + 1, r.start.column + 1))
+        .unwrap_or((1, 1));
+    ModelError::Syntax {
+        path: path.to_owned(),
+        line,
+        column,
+        message: error.to_string(),
+    }
+}
+
+/// Cancels a query when its deadline passes; dropping it stops the thread.
+struct Watchdog {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    fn start(token: CancellationToken, deadline: Instant) -> Watchdog {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+                token.cancel();
+            }
+        });
+        Watchdog {
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A `Vec` writer that fails once it would pass its limit.
+struct BoundedWriter {
+    buf: Vec<u8>,
+    limit: usize,
+    overflowed: bool,
+}
+
+impl BoundedWriter {
+    fn new(limit: usize) -> Self {
+        BoundedWriter {
+            buf: Vec::new(),
+            limit,
+            overflowed: false,
+        }
+    }
+}
+
+impl std::io::Write for BoundedWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.buf.len() + data.len() > self.limit {
+            self.overflowed = true;
+            return Err(std::io::Error::other("answer too large"));
+        }
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Relabels the blank nodes of `quads` with their RDFC-1.0 canonical
+/// labels (`c14n0`, ...) and gives the sha256 of the canonical N-Quads:
+/// sorted N-Quads lines (the two agree on graphs without blank nodes, which
+/// skip the canonicalization).
+fn canonical_labels(quads: &mut [Quad]) -> Result<String, ModelError> {
+    let has_blank_nodes = quads.iter().any(|q| {
+        matches!(q.subject, Subject::BlankNode(_))
+            || matches!(q.object, Term::BlankNode(_))
+            || matches!(q.graph_name.as_ref(), GraphNameRef::BlankNode(_))
+    });
+    if has_blank_nodes {
+        let dataset: oxrdf_canon::Dataset = quads.iter().map(to_canon_quad).collect();
+        let options = rdf_canon::CanonicalizationOptions {
+            hndq_call_limit: Some(CANONICALIZATION_CALL_LIMIT),
+        };
+        let issued = rdf_canon::issue_with::<Sha256>(&dataset, &options)
+            .map_err(|e| ModelError::Canonicalization(e.to_string()))?;
+        let relabel = |node: &BlankNode| -> BlankNode {
+            issued
+                .get(node.as_str())
+                .map_or_else(|| node.clone(), BlankNode::new_unchecked)
+        };
+        for quad in quads.iter_mut() {
+            if let Subject::BlankNode(b) = &quad.subject {
+                quad.subject = relabel(b).into();
+            }
+            if let Term::BlankNode(b) = &quad.object {
+                quad.object = relabel(b).into();
+            }
+            if let GraphName::BlankNode(b) = &quad.graph_name {
+                quad.graph_name = relabel(b).into();
+            }
+        }
+    }
+    let dataset: oxrdf_canon::Dataset = quads.iter().map(to_canon_quad).collect();
+    let canonical = rdf_canon::serialize(&dataset);
+    Ok(hex(&Sha256::digest(canonical.as_bytes())))
+}
+
+/// Lowercase hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// The sha256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+// rdf-canon speaks the previous oxrdf; the terms are rebuilt from their
+// already-validated parts.
+fn to_canon_quad(quad: &Quad) -> oxrdf_canon::Quad {
+    use oxrdf_canon as c;
+    let subject: c::Subject = match &quad.subject {
+        Subject::NamedNode(n) => c::NamedNode::new_unchecked(n.as_str()).into(),
+        Subject::BlankNode(b) => c::BlankNode::new_unchecked(b.as_str()).into(),
+    };
+    let object: c::Term = match &quad.object {
+        Term::NamedNode(n) => c::NamedNode::new_unchecked(n.as_str()).into(),
+        Term::BlankNode(b) => c::BlankNode::new_unchecked(b.as_str()).into(),
+        Term::Literal(l) => match l.language() {
+            Some(lang) => c::Literal::new_language_tagged_literal_unchecked(l.value(), lang).into(),
+            None => c::Literal::new_typed_literal(
+                l.value(),
+                c::NamedNode::new_unchecked(l.datatype().as_str()),
+            )
+            .into(),
+        },
+    };
+    let graph: c::GraphName = match quad.graph_name.as_ref() {
+        GraphNameRef::DefaultGraph => c::GraphName::DefaultGraph,
+        GraphNameRef::NamedNode(n) => c::NamedNode::new_unchecked(n.as_str()).into(),
+        GraphNameRef::BlankNode(b) => c::BlankNode::new_unchecked(b.as_str()).into(),
+    };
+    c::Quad::new(
+        subject,
+        c::NamedNode::new_unchecked(quad.predicate.as_str()),
+        object,
+        graph,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn soon() -> Instant {
+        Instant::now() + Duration::from_secs(10)
+    }
+
+    const CHAT_TTL: &str = r#"
+        @prefix ex: <https://example.org/chat#> .
+        @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+        ex:thread rdfs:label "Thread" ; ex:order 2 .
+        ex:list rdfs:label "List"@en ; ex:items [ ex:first ex:a ; ex:rest [ ex:first ex:b ] ] .
+    "#;
+
+    #[test]
+    fn a_syntax_error_names_file_line_and_column() {
+        let err = Model::parse(
+            "broken.ttl",
+            "@prefix ex: <urn:ex:> .\nex:a ex:b ex:c ;;\nex:d .\n",
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("broken.ttl:"), "{text}");
+        match err {
+            ModelError::Syntax { line, column, .. } => {
+                assert!(line >= 2, "line {line}");
+                assert!(column >= 1);
+            }
+            other => panic!("expected a syntax error, got {other}"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_suffix_is_refused_with_the_known_ones() {
+        let err = Model::parse("model.rdf", "").unwrap_err();
+        assert!(err.to_string().contains(".ttl (Turtle)"), "{err}");
+    }
+
+    #[test]
+    fn the_same_graph_written_differently_has_the_same_hash() {
+        let turtle = Model::parse("a.ttl", CHAT_TTL).unwrap();
+        // The same graph as N-Triples, in another order, with other blank
+        // node labels and without prefixes.
+        let ntriples = r#"
+<https://example.org/chat#list> <https://example.org/chat#items> _:x1 .
+_:x2 <https://example.org/chat#first> <https://example.org/chat#b> .
+_:x1 <https://example.org/chat#rest> _:x2 .
+<https://example.org/chat#thread> <https://example.org/chat#order> "2"^^<http://www.w3.org/2001/XMLSchema#integer> .
+_:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
+<https://example.org/chat#list> <http://www.w3.org/2000/01/rdf-schema#label> "List"@en .
+<https://example.org/chat#thread> <http://www.w3.org/2000/01/rdf-schema#label> "Thread" .
+"#;
+        let other = Model::parse("b.nt", ntriples).unwrap();
+        assert_eq!(turtle.hash(), other.hash());
+        let changed =
+            Model::parse("c.ttl", &CHAT_TTL.replace("\"Thread\"", "\"Thread!\"")).unwrap();
+        assert_ne!(turtle.hash(), changed.hash());
+    }
+
+    #[test]
+    fn literal_lexical_forms_are_not_normalized() {
+        let a = Model::parse("a.ttl", "<urn:a> <urn:b> 2 .").unwrap();
+        let b = Model::parse("b.ttl", "<urn:a> <urn:b> 02 .").unwrap();
+        assert_ne!(a.hash(), b.hash());
+    }
+
+    #[test]
+    fn a_graph_without_blank_nodes_hashes_its_sorted_nquads() {
+        let model = Model::parse(
+            "a.nt",
+            "<urn:b> <urn:p> \"x\" .\n<urn:a> <urn:p> <urn:c> .\n",
+        )
+        .unwrap();
+        let expected = sha256_hex(b"<urn:a> <urn:p> <urn:c> .\n<urn:b> <urn:p> \"x\" .\n");
+        assert_eq!(model.hash(), expected);
+    }
+
+    #[test]
+    fn labels_are_sorted_by_iri() {
+        let model = Model::parse("a.ttl", CHAT_TTL).unwrap();
+        assert_eq!(
+            model.label_lines(),
+            "https://example.org/chat#list\tList\nhttps://example.org/chat#thread\tThread\n"
+        );
+        assert_eq!(
+            model.label("https://example.org/chat#thread"),
+            Some("Thread")
+        );
+    }
+
+    #[test]
+    fn queries_see_the_model_prefixes() {
+        let model = Model::parse("a.ttl", CHAT_TTL).unwrap();
+        let json = model
+            .query(
+                "SELECT ?l WHERE { ex:thread rdfs:label ?l }",
+                soon(),
+                1 << 20,
+            )
+            .unwrap();
+        assert!(json.contains("\"Thread\""), "{json}");
+        let ask = model
+            .query("ASK { ex:list ex:items ?x }", soon(), 1 << 20)
+            .unwrap();
+        assert!(ask.contains("true"), "{ask}");
+        let construct = model
+            .query(
+                "CONSTRUCT { ?s rdfs:label ?l } WHERE { ?s rdfs:label ?l }",
+                soon(),
+                1 << 20,
+            )
+            .unwrap();
+        assert_eq!(construct.lines().count(), 2, "{construct}");
+    }
+
+    #[test]
+    fn an_update_is_refused() {
+        let model = Model::parse("a.ttl", CHAT_TTL).unwrap();
+        for update in [
+            "INSERT DATA { <urn:a> <urn:b> <urn:c> }",
+            "DELETE WHERE { ?s ?p ?o }",
+            "CLEAR ALL",
+        ] {
+            let err = model.query(update, soon(), 1 << 20).unwrap_err();
+            assert_eq!(err, QueryError::UpdateRefused, "{update}");
+        }
+        let before = model.hash().to_owned();
+        assert!(
+            model
+                .query("SELECT * WHERE { ?s ?p ?o }", soon(), 1 << 20)
+                .is_ok()
+        );
+        assert_eq!(model.hash(), before);
+    }
+
+    #[test]
+    fn a_query_past_its_deadline_is_cancelled() {
+        let mut ttl = String::from("@prefix ex: <urn:ex:> .\n");
+        for i in 0..300 {
+            ttl.push_str(&format!("ex:s{i} ex:p {i} .\n"));
+        }
+        let model = Model::parse("a.ttl", &ttl).unwrap();
+        // 300^4 rows: far beyond any deadline.
+        let err = model
+            .query(
+                "SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?b . ?c ?q ?d . ?e ?r ?f . ?g ?h ?i }",
+                Instant::now() + Duration::from_millis(200),
+                1 << 20,
+            )
+            .unwrap_err();
+        assert_eq!(err, QueryError::Timeout);
+    }
+
+    #[test]
+    fn an_answer_past_the_size_limit_is_refused() {
+        let model = Model::parse("a.ttl", CHAT_TTL).unwrap();
+        let err = model
+            .query("SELECT * WHERE { ?s ?p ?o }", soon(), 64)
+            .unwrap_err();
+        assert_eq!(err, QueryError::TooLarge { limit: 64 });
+    }
+}

@@ -1,0 +1,138 @@
+//! What the runtime reports: a generator's failure, always naming the
+//! generator (and, for a limit, the `[sandbox]` key that raises it), or an
+//! engine that cannot be set up.
+
+use seams_templates::TemplateError;
+
+use crate::limits::STACK_BYTES;
+use crate::since_v0_1_0::PROTOCOL_VERSION;
+
+/// Why a generator failed. Always names the generator; a limit names the
+/// `[sandbox]` key that raises it.
+#[derive(Debug, thiserror::Error)]
+#[error("generator {generator}: {kind}")]
+pub struct GeneratorError {
+    /// The generator: its built-in name or `.wasm` path.
+    pub generator: String,
+    /// What happened.
+    pub kind: GeneratorErrorKind,
+}
+
+/// What went wrong in a generator.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GeneratorErrorKind {
+    /// Not WebAssembly at all.
+    #[error(
+        "not a WebAssembly component (no \\0asm header); name a .wasm built with --target wasm32-wasip2"
+    )]
+    NotWasm,
+    /// A core module rather than a component.
+    #[error("is a core WebAssembly module, not a component; build it with --target wasm32-wasip2")]
+    CoreModule,
+    /// A component of another protocol version.
+    #[error(
+        "targets seams:generator@{found}, but this seams supports seams:generator@{supported}; rebuild it against seams-sdk for {supported} or use a seams that supports {found}"
+    )]
+    UnsupportedVersion {
+        /// The version the component targets.
+        found: String,
+        /// The version this host supports.
+        supported: &'static str,
+    },
+    /// A component that is not a seams generator.
+    #[error(
+        "is not a seams generator: it exports {exports}, not seams:generator/generator-api@{PROTOCOL_VERSION}"
+    )]
+    NotAGenerator {
+        /// What it exports instead.
+        exports: String,
+    },
+    /// The component needs something the sandbox does not give.
+    #[error("cannot be instantiated in the sandbox: {0}")]
+    Link(String),
+    /// Compilation failed.
+    #[error("failed to compile: {0}")]
+    Compile(String),
+    /// Fuel ran out.
+    #[error(
+        "ran out of fuel (limit {limit}); raise [sandbox] fuel in seams.toml if the generator is not stuck"
+    )]
+    Fuel {
+        /// The fuel limit.
+        limit: u64,
+    },
+    /// The wall-clock deadline passed.
+    #[error(
+        "ran past its time budget of {seconds}s; raise [sandbox] timeout-seconds in seams.toml if the generator is not stuck"
+    )]
+    Timeout {
+        /// The budget in seconds.
+        seconds: f64,
+    },
+    /// The memory cap was hit.
+    #[error(
+        "tried to use more than {limit_mib} MiB of memory; raise [sandbox] memory-mib in seams.toml"
+    )]
+    Memory {
+        /// The cap in MiB.
+        limit_mib: usize,
+    },
+    /// Too many output files.
+    #[error(
+        "returned {count} files, more than the limit of {limit}; raise [sandbox] max-outputs in seams.toml"
+    )]
+    TooManyOutputs {
+        /// Files returned.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Outputs too large.
+    #[error(
+        "produced more than {limit_mib} MiB of output; raise [sandbox] max-output-mib in seams.toml"
+    )]
+    OutputTooLarge {
+        /// The limit in MiB.
+        limit_mib: usize,
+    },
+    /// An output path that could lead outside the output directory.
+    #[error("returned the output path {path:?}, which is refused: {reason}")]
+    BadPath {
+        /// The path, as returned.
+        path: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// The wasm stack overflowed.
+    #[error("overflowed its stack ({} KiB)", STACK_BYTES >> 10)]
+    StackOverflow,
+    /// A trap, such as a panic, with what the generator printed last.
+    #[error("trapped: {message}")]
+    Trap {
+        /// The trap and the end of stderr.
+        message: String,
+    },
+    /// The generator reported an error.
+    #[error("{step} failed: {message}")]
+    Reported {
+        /// The exported function.
+        step: &'static str,
+        /// Its message.
+        message: String,
+    },
+    /// `meta` returned something unusable.
+    #[error("meta is invalid: {0}")]
+    Meta(String),
+    /// A template failed to parse or render.
+    #[error("{0}")]
+    Template(#[from] TemplateError),
+    /// Anything the protocol forbids, e.g. a duplicate path.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// The engine could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the WebAssembly engine: {0}")]
+pub struct RuntimeError(pub(crate) String);

@@ -1,0 +1,57 @@
+//! The sandbox: a wasmtime component engine that runs untrusted generator
+//! components with nothing but the model and the template service.
+//!
+//! A generator gets WASI with no preopened directories, no environment, no
+//! arguments, no network and an empty stdin; its stdout and stderr are
+//! captured, bounded, into the log. Clocks are fixed and randomness is
+//! seeded from the model hash, so a run is deterministic. Fuel is the
+//! reproducible CPU budget, an epoch deadline the wall-clock backstop (host
+//! services check it too); memory, output count and output size are capped.
+//! Every limit names the `[sandbox]` key that raises it.
+//!
+//! ```no_run
+//! use seams_runtime::{Limits, Runtime};
+//! let runtime = Runtime::new(None)?;
+//! let bytes = std::fs::read("generator.wasm")?;
+//! let generator = runtime.load("generator.wasm", &bytes)?;
+//! let model = seams_model::Model::load(&["model.ttl"])?;
+//! let run = runtime.run(&generator, &model, &Limits::default())?;
+//! for output in &run.outputs {
+//!     println!("{}", output.path);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Each protocol version has its own bindings module (`since_v0_1_0` for
+//! `wit/since_v0.1.0`); a component of a version the host does not speak is
+//! refused naming both versions.
+
+#![deny(missing_docs)]
+
+mod cache;
+mod capture;
+mod error;
+mod limits;
+mod output_path;
+mod runtime;
+mod sandbox;
+mod since_v0_1_0;
+
+pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
+pub use limits::Limits;
+pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
+pub use runtime::{GeneratorRun, LoadedGenerator, Meta, Output, Runtime};
+pub use since_v0_1_0::PROTOCOL_VERSION;
+
+/// Hooks for seams' own tests and benchmarks; not part of the stable API.
+#[doc(hidden)]
+pub mod testing {
+    use crate::Runtime;
+
+    /// `runtime` with the tracing render turned off: no traces, no
+    /// sidecars; lock sources come from the `sources` export. For
+    /// measuring what tracing costs.
+    pub fn without_tracing(runtime: Runtime) -> Runtime {
+        runtime.without_tracing()
+    }
+}

@@ -1,0 +1,42 @@
+//! A generator's budgets: what `[sandbox]` in `seams.toml` sets.
+
+use std::time::Duration;
+
+/// The wasm stack a generator may use.
+pub(crate) const STACK_BYTES: usize = 1 << 20;
+
+/// The sandbox's limits, from `[sandbox]` in `seams.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    /// Fuel (about one unit per wasm instruction) for one generator run.
+    /// `[sandbox] fuel`, default 10 billion.
+    pub fuel: u64,
+    /// Wall-clock time for one run, host services included.
+    /// `[sandbox] timeout-seconds`, default 30.
+    pub timeout: Duration,
+    /// Linear memory a generator may grow to. `[sandbox] memory-mib`,
+    /// default 512.
+    pub memory_bytes: usize,
+    /// Files one generator may write. `[sandbox] max-outputs`, default
+    /// 10000.
+    pub max_outputs: usize,
+    /// Total bytes of one generator's files (and of the text it has the
+    /// host render). `[sandbox] max-output-mib`, default 256.
+    pub max_output_bytes: usize,
+    /// Bytes of log, stdout and stderr kept; the rest is cut.
+    /// `[sandbox] max-log-kib`, default 64.
+    pub max_log_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: 10_000_000_000,
+            timeout: Duration::from_secs(30),
+            memory_bytes: 512 << 20,
+            max_outputs: 10_000,
+            max_output_bytes: 256 << 20,
+            max_log_bytes: 64 << 10,
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The rules a path a generator returns must follow to stay inside the
+//! output directory on every platform, and not to take a name the host
+//! reserves for itself.
+
+/// The name prefix of seams's temporary files. No output may use it.
+pub const TEMP_PREFIX: &str = ".seams-tmp-";
+
+/// Checks one path a generator returned: relative, normalized, posix
+/// separators, no `..`, no absolute or drive prefix, no control
+/// characters, and not a name the host reserves.
+///
+/// # Errors
+///
+/// The rule the path breaks.
+pub fn validate(path: &str) -> Result<(), &'static str> {
+    if path.is_empty() {
+        return Err("it is empty");
+    }
+    if path.len() > 1024 {
+        return Err("it is longer than 1024 bytes");
+    }
+    if path.chars().any(char::is_control) {
+        return Err("it contains a control character");
+    }
+    if path.contains('\\') {
+        return Err("it contains '\\'; use '/' between directories");
+    }
+    if path.contains(':') {
+        return Err("it contains ':', which is a drive or stream prefix on Windows");
+    }
+    if path.starts_with('/') {
+        return Err("it is absolute; return a path relative to the output directory");
+    }
+    for segment in path.split('/') {
+        match segment {
+            "" => return Err("it has an empty segment ('//' or a trailing '/')"),
+            "." => return Err("it has a '.' segment; normalize it"),
+            ".." => {
+                return Err("it has a '..' segment, which could lead outside the output directory");
+            }
+            _ => {}
+        }
+    }
+    if path
+        .split('/')
+        .any(|segment| segment.starts_with(TEMP_PREFIX))
+    {
+        return Err("names starting with .seams-tmp- are reserved for the host's temporary files");
+    }
+    if path.ends_with(seams_templates::SIDECAR_SUFFIX) {
+        return Err("names ending in .trace.json are reserved for the host's trace sidecars");
+    }
+    Ok(())
+}
+
+/// Checks that sorted paths are distinct and none is a directory of
+/// another.
+///
+/// # Errors
+///
+/// The first clash, naming both paths.
+pub fn check_distinct<'a>(sorted: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+    let paths: Vec<&str> = sorted.into_iter().collect();
+    for pair in paths.windows(2) {
+        if pair[0] == pair[1] {
+            return Err(format!("returned the path {:?} twice", pair[0]));
+        }
+    }
+    let set: std::collections::BTreeSet<&str> = paths.iter().copied().collect();
+    for path in &paths {
+        let mut prefix = *path;
+        while let Some((parent, _)) = prefix.rsplit_once('/') {
+            if set.contains(parent) {
+                return Err(format!(
+                    "returned {parent:?} as a file and {path:?} inside it"
+                ));
+            }
+            prefix = parent;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_could_leave_the_output_directory_are_refused() {
+        for bad in [
+            "../x",
+            "/etc/x",
+            "a/../../x",
+            "C:\\x",
+            "C:x",
+            "a\u{0}b",
+            "a\nb",
+            "a\u{7f}",
+            "",
+            "a//b",
+            "a/",
+            "./a",
+            "x.html.trace.json",
+            ".seams-tmp-1-2",
+            "a/.seams-tmp-x/b",
+        ] {
+            assert!(validate(bad).is_err(), "{bad:?} should be refused");
+        }
+        for good in [
+            "index.html",
+            "pages/thread.html",
+            "a.b/c-d_e.txt",
+            "ünïcode.md",
+        ] {
+            assert_eq!(validate(good), Ok(()), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn clashing_paths_are_named() {
+        assert!(check_distinct(["a", "a"]).unwrap_err().contains("twice"));
+        assert!(
+            check_distinct(["a", "a/b"])
+                .unwrap_err()
+                .contains("\"a\" as a file")
+        );
+        assert!(check_distinct(["a/b", "a/c", "b"]).is_ok());
+    }
+}

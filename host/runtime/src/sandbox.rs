@@ -1,0 +1,288 @@
+//! A generator's store data: its locked-down WASI context and the host
+//! services it may call, each bounded.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use wasmtime::component::{Resource, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::capture::Capture;
+use crate::limits::Limits;
+use crate::since_v0_1_0::{WitError, log, model, templates, types};
+use seams_model::{Model, QueryError};
+use seams_templates::{Rendered, TemplateService};
+
+/// Bytes of seeded randomness; the stream cycles after this.
+const RANDOM_BYTES: usize = 64 << 10;
+
+/// A limit hit inside a host service or the limiter, recorded because the
+/// trap itself does not say which.
+#[derive(Debug, Clone)]
+pub(crate) enum Violation {
+    Memory,
+    Deadline,
+    OutputSize,
+}
+
+/// A trap raised by a host service.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct HostTrap(&'static str);
+
+pub(crate) struct Sandbox {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    model: Arc<Model>,
+    templates: Option<Arc<TemplateService>>,
+    limits: Limits,
+    deadline: Instant,
+    log: Arc<Mutex<Capture>>,
+    memory_bytes: usize,
+    rendered_bytes: usize,
+    violation: Option<Violation>,
+}
+
+impl Sandbox {
+    pub(crate) fn new(model: Arc<Model>, limits: Limits, deadline: Instant) -> Sandbox {
+        let log = Arc::new(Mutex::new(Capture::new(limits.max_log_bytes)));
+        let seed = seed_bytes(model.hash());
+        let mut insecure_seed = [0u8; 16];
+        insecure_seed.copy_from_slice(&seed[..16]);
+        // The builder's defaults deny everything else: no preopened
+        // directories, no environment or arguments, empty stdin, no sockets.
+        let wasi = WasiCtx::builder()
+            .stdout(crate::capture::Stream::new(log.clone(), "stdout"))
+            .stderr(crate::capture::Stream::new(log.clone(), "stderr"))
+            .wall_clock(FixedClock)
+            .monotonic_clock(FixedClock)
+            .secure_random(wasmtime_wasi::Deterministic::new(seed.clone()))
+            .insecure_random(wasmtime_wasi::Deterministic::new(seed))
+            .insecure_random_seed(u128::from_le_bytes(insecure_seed))
+            .allow_ip_name_lookup(false)
+            .allow_tcp(false)
+            .allow_udp(false)
+            .build();
+        Sandbox {
+            wasi,
+            table: ResourceTable::new(),
+            model,
+            templates: None,
+            limits,
+            deadline,
+            log,
+            memory_bytes: 0,
+            rendered_bytes: 0,
+            violation: None,
+        }
+    }
+
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    pub(crate) fn violation(&self) -> Option<&Violation> {
+        self.violation.as_ref()
+    }
+
+    pub(crate) fn set_templates(&mut self, templates: Arc<TemplateService>) {
+        self.templates = Some(templates);
+    }
+
+    pub(crate) fn take_log(&mut self) -> Vec<String> {
+        self.log.lock().expect("log lock").take_lines()
+    }
+
+    pub(crate) fn take_rendered(
+        &mut self,
+        resource: Resource<Rendered>,
+    ) -> Result<Rendered, wasmtime::component::ResourceTableError> {
+        self.table.delete(resource)
+    }
+
+    fn trap(&mut self, violation: Violation, message: &'static str) -> wasmtime::Error {
+        self.violation.get_or_insert(violation);
+        wasmtime::Error::new(HostTrap(message))
+    }
+
+    /// Host services are not interrupted by epochs; each checks the
+    /// deadline itself.
+    fn check_deadline(&mut self) -> wasmtime::Result<()> {
+        if Instant::now() >= self.deadline {
+            return Err(self.trap(Violation::Deadline, "deadline passed"));
+        }
+        Ok(())
+    }
+}
+
+/// 64 KiB of bytes derived from the model hash: the same model gives a
+/// generator the same "random" numbers.
+fn seed_bytes(model_hash: &str) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let mut out = Vec::with_capacity(RANDOM_BYTES);
+    let mut counter = 0u64;
+    while out.len() < RANDOM_BYTES {
+        let mut h = Sha256::new();
+        h.update(model_hash.as_bytes());
+        h.update(counter.to_le_bytes());
+        out.extend_from_slice(&h.finalize());
+        counter += 1;
+    }
+    out
+}
+
+/// Clocks that always say the same: the Unix epoch, and zero.
+struct FixedClock;
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(1)
+    }
+    fn now(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+impl WasiView for Sandbox {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl wasmtime::ResourceLimiter for Sandbox {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let total = self.memory_bytes - current.min(self.memory_bytes) + desired;
+        if total > self.limits.memory_bytes {
+            return Err(self.trap(Violation::Memory, "memory cap reached"));
+        }
+        self.memory_bytes = total;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // Table elements are memory too: 8 bytes or more each.
+        if desired.saturating_mul(8) > self.limits.memory_bytes {
+            return Err(self.trap(Violation::Memory, "table cap reached"));
+        }
+        Ok(true)
+    }
+}
+
+impl types::Host for Sandbox {}
+
+impl model::Host for Sandbox {
+    fn query(&mut self, sparql: String) -> wasmtime::Result<Result<String, WitError>> {
+        self.check_deadline()?;
+        match self
+            .model
+            .query(&sparql, self.deadline, self.limits.memory_bytes)
+        {
+            Ok(answer) => Ok(Ok(answer)),
+            Err(QueryError::Timeout) => {
+                Err(self.trap(Violation::Deadline, "deadline passed in a query"))
+            }
+            Err(e) => Ok(Err(WitError::Query(e.to_string()))),
+        }
+    }
+
+    fn hash(&mut self) -> wasmtime::Result<String> {
+        Ok(self.model.hash().to_owned())
+    }
+
+    fn labels(&mut self) -> wasmtime::Result<Vec<model::Label>> {
+        Ok(self
+            .model
+            .labels()
+            .iter()
+            .map(|(iri, label)| model::Label {
+                iri: iri.clone(),
+                label: label.clone(),
+            })
+            .collect())
+    }
+}
+
+impl templates::Host for Sandbox {
+    fn render(
+        &mut self,
+        name: String,
+        context: String,
+    ) -> wasmtime::Result<Result<Resource<Rendered>, WitError>> {
+        self.check_deadline()?;
+        let Some(service) = self.templates.clone() else {
+            return Ok(Err(WitError::Template(
+                "render was called before meta".into(),
+            )));
+        };
+        let context = match serde_json::from_str(&context) {
+            Ok(context) => context,
+            Err(e) => {
+                return Ok(Err(WitError::Template(format!(
+                    "template {name}: the context is not JSON: {e}"
+                ))));
+            }
+        };
+        let rendered = match service.render(&name, context) {
+            Ok(rendered) => rendered,
+            Err(e) => return Ok(Err(WitError::Template(e.to_string()))),
+        };
+        self.check_deadline()?;
+        self.rendered_bytes = self.rendered_bytes.saturating_add(rendered.text.len());
+        if self.rendered_bytes > self.limits.max_output_bytes {
+            return Err(self.trap(Violation::OutputSize, "rendered output cap reached"));
+        }
+        Ok(Ok(self.table.push(rendered)?))
+    }
+}
+
+impl templates::HostRendered for Sandbox {
+    fn text(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<String> {
+        Ok(self.table.get(&rendered)?.text.clone())
+    }
+
+    fn drop(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<()> {
+        let r = self.table.delete(rendered)?;
+        self.rendered_bytes = self.rendered_bytes.saturating_sub(r.text.len());
+        Ok(())
+    }
+}
+
+impl log::Host for Sandbox {
+    fn write(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
+        let prefix = match level {
+            log::Level::Info => "",
+            log::Level::Warn => "warning: ",
+        };
+        self.log
+            .lock()
+            .expect("log lock")
+            .push_line(&format!("{prefix}{message}"));
+        Ok(())
+    }
+}

@@ -1,0 +1,117 @@
+//! The host side of `wit/since_v0.1.0`: generated bindings, version
+//! detection and conversions.
+
+use wasmtime::Engine;
+use wasmtime::component::{Component, HasSelf, Linker};
+
+use crate::error::GeneratorErrorKind;
+use crate::runtime::Meta;
+use crate::sandbox::Sandbox;
+use seams_templates::Syntax;
+
+mod generated {
+    wasmtime::component::bindgen!({
+        path: "../../wit/since_v0.1.0",
+        world: "generator",
+        imports: { default: trappable },
+        with: {
+            "seams:generator/templates.rendered": seams_templates::Rendered,
+        },
+    });
+}
+
+pub(crate) use generated::GeneratorPre;
+pub(crate) use generated::exports::seams::generator::generator_api as api;
+pub(crate) use generated::seams::generator::templates::Body;
+pub(crate) use generated::seams::generator::types::Error as WitError;
+pub(crate) use generated::seams::generator::{log, model, templates, types};
+
+/// The protocol version this host speaks.
+pub const PROTOCOL_VERSION: &str = "0.1.0";
+
+const EXPORT_PREFIX: &str = "seams:generator/generator-api@";
+
+pub(crate) fn add_to_linker(linker: &mut Linker<Sandbox>) -> wasmtime::Result<()> {
+    generated::Generator::add_to_linker::<Sandbox, HasSelf<Sandbox>>(linker, |s| s)
+}
+
+/// Refuses a component of another protocol version or another world,
+/// naming what it targets.
+pub(crate) fn check_version(
+    engine: &Engine,
+    component: &Component,
+) -> Result<(), GeneratorErrorKind> {
+    let ty = component.component_type();
+    let exports: Vec<String> = ty
+        .exports(engine)
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    if exports
+        .iter()
+        .any(|e| e == &format!("{EXPORT_PREFIX}{PROTOCOL_VERSION}"))
+    {
+        return Ok(());
+    }
+    if let Some(found) = exports.iter().find_map(|e| e.strip_prefix(EXPORT_PREFIX)) {
+        return Err(GeneratorErrorKind::UnsupportedVersion {
+            found: found.to_owned(),
+            supported: PROTOCOL_VERSION,
+        });
+    }
+    Err(GeneratorErrorKind::NotAGenerator {
+        exports: if exports.is_empty() {
+            "nothing".to_owned()
+        } else {
+            exports.join(", ")
+        },
+    })
+}
+
+pub(crate) fn error_message(e: &WitError) -> String {
+    match e {
+        WitError::InvalidInput(m) => format!("invalid input: {m}"),
+        WitError::Query(m) => format!("query: {m}"),
+        WitError::Template(m) => format!("template: {m}"),
+        WitError::Failed(m) => m.clone(),
+    }
+}
+
+pub(crate) fn meta_from_wit(m: api::Metadata) -> Result<Meta, String> {
+    let name_ok = m.name.len() <= 40
+        && m.name.starts_with(|c: char| c.is_ascii_lowercase())
+        && m.name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !name_ok {
+        return Err(format!(
+            "name {:?} must be a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters",
+            m.name
+        ));
+    }
+    if m.version.is_empty() || m.version.len() > 64 || m.version.chars().any(char::is_control) {
+        return Err(format!(
+            "version {:?} must be a short version string such as 0.1.0",
+            m.version
+        ));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for t in &m.templates {
+        if !names.insert(t.name.as_str()) {
+            return Err(format!("template {:?} is listed twice", t.name));
+        }
+    }
+    Ok(Meta {
+        name: m.name,
+        version: m.version,
+        description: m.description,
+        syntax: match m.syntax {
+            api::Syntax::Jinja => Syntax::Jinja,
+            api::Syntax::Brackets => Syntax::Brackets,
+        },
+        templates: m
+            .templates
+            .into_iter()
+            .map(|t| (t.name, t.source))
+            .collect(),
+    })
+}

@@ -1,0 +1,560 @@
+//! Rewrites a template's source for the tracing render (ADR-0019): every
+//! piece of text a template line emits is followed by a call that prints a
+//! sentinel naming that line, without changing what the template prints.
+//!
+//! The rewrite follows minijinja's lexer closely enough to respect what
+//! breaks a naive per-line sentinel:
+//!
+//! - Tags that span lines are never cut: text gets its call after the last
+//!   non-blank character of each line, outside any tag, and a `{{ }}` tag
+//!   is wrapped whole (its line is the one it starts on).
+//! - Whitespace control (`-%}`, `{%-`, `-}}`, `lstrip_blocks`,
+//!   `trim_blocks`) still sees the same whitespace: calls are placed after
+//!   non-blank text, never between a tag and the whitespace it trims.
+//! - Raw blocks are split at each line's end with `{%+ endraw +%}` and
+//!   `{% raw +%}`, whose `+` keeps the splits from trimming anything.
+//! - Includes pass through a call that records the including line, so that
+//!   origins list the include chain, outermost first.
+//!
+//! Each call also receives the variables of the enclosing `for` loops,
+//! macros and `call` blocks (innermost first): the first that is a view
+//! object is the line's fallback for terms.
+
+use crate::service::TemplateError;
+use crate::syntax::Delimiters;
+
+/// Names of the functions the tracing environment defines.
+pub(crate) const LINE_FN: &str = "__seams_line";
+pub(crate) const VALUE_FN: &str = "__seams_value";
+pub(crate) const INCLUDE_FN: &str = "__seams_include";
+
+/// Instruments `source` (template `name`). `line_ids` maps each template
+/// line to the id its calls pass: `register(line)` returns that id.
+pub(crate) fn instrument(
+    name: &str,
+    source: &str,
+    d: &Delimiters,
+    register: &mut dyn FnMut(usize) -> usize,
+) -> Result<String, TemplateError> {
+    let mut out = String::with_capacity(source.len() * 2);
+    // The candidates for a line's enclosing view object, one entry per open
+    // block that names some (loop targets, macro parameters, an `if`'s
+    // plain-path condition), and which block each entry is for.
+    let mut scopes: Vec<Vec<String>> = Vec::new();
+    let mut blocks: Vec<&str> = Vec::new();
+    let mut pos = 0;
+    let mut line = 1;
+    // The template line that already has a mark in the current run of text
+    // and values (a block tag ends the run): one mark per line and run is
+    // enough, and marks are what the tracing render pays for.
+    let mut marked: Option<usize> = None;
+    let error = |line: usize, message: &str| TemplateError {
+        template: name.to_owned(),
+        line: Some(line),
+        message: format!("cannot instrument the template for tracing: {message}"),
+    };
+
+    while pos < source.len() {
+        let rest = &source[pos..];
+        let next = [
+            (rest.find(d.var.0), Tag::Var),
+            (rest.find(d.block.0), Tag::Block),
+            (rest.find(d.comment.0), Tag::Comment),
+        ]
+        .into_iter()
+        .filter_map(|(at, tag)| at.map(|at| (at, tag)))
+        .min_by_key(|(at, _)| *at);
+        let data_end = next.map_or(rest.len(), |(at, _)| at);
+        let var_follows = matches!(next, Some((_, Tag::Var)));
+        let mut run = Run {
+            line: &mut line,
+            marked: &mut marked,
+            var_follows,
+        };
+        emit_data(&rest[..data_end], &mut run, &scopes, d, register, &mut out);
+        pos += data_end;
+        let Some((_, tag)) = next else { break };
+
+        let start_line = line;
+        let rest = &source[pos..];
+        match tag {
+            Tag::Comment => {
+                let end = rest[d.comment.0.len()..]
+                    .find(d.comment.1)
+                    .ok_or_else(|| error(start_line, "unclosed comment"))?
+                    + d.comment.0.len()
+                    + d.comment.1.len();
+                out.push_str(&rest[..end]);
+                line += rest[..end].matches('\n').count();
+                pos += end;
+            }
+            Tag::Var => {
+                let end = tag_end(rest, d.var.0.len(), d.var.1)
+                    .ok_or_else(|| error(start_line, "unclosed variable tag"))?;
+                let inner = &rest[d.var.0.len()..end - d.var.1.len()];
+                let (open_ws, inner) = split_ws_prefix(inner);
+                let (inner, close_ws) = split_ws_suffix(inner);
+                let id = register(start_line);
+                marked = Some(start_line);
+                let owner = owner_path(inner).map_or_else(|| "none".to_owned(), str::to_owned);
+                out.push_str(d.var.0);
+                out.push_str(open_ws);
+                out.push_str(&format!(
+                    " {VALUE_FN}({id}, ({}), {owner}{}) ",
+                    inner.trim(),
+                    candidates(&scopes)
+                ));
+                out.push_str(close_ws);
+                out.push_str(d.var.1);
+                line += rest[..end].matches('\n').count();
+                pos += end;
+            }
+            Tag::Block => {
+                let end = tag_end(rest, d.block.0.len(), d.block.1)
+                    .ok_or_else(|| error(start_line, "unclosed block tag"))?;
+                let inner = &rest[d.block.0.len()..end - d.block.1.len()];
+                let (open_ws, body) = split_ws_prefix(inner);
+                let (body, close_ws) = split_ws_suffix(body);
+                let trimmed = body.trim();
+                let keyword = trimmed
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .next()
+                    .unwrap_or("");
+                marked = None;
+                line += rest[..end].matches('\n').count();
+                pos += end;
+                match keyword {
+                    "raw" => {
+                        out.push_str(&rest[..end]);
+                        let consumed =
+                            emit_raw(&source[pos..], &mut line, &scopes, d, register, &mut out)
+                                .ok_or_else(|| error(start_line, "unclosed raw block"))?;
+                        pos += consumed;
+                    }
+                    "include" => {
+                        let expr = trimmed["include".len()..].trim();
+                        let (expr, suffix) = match expr.strip_suffix("ignore missing") {
+                            Some(e) => (e.trim(), " ignore missing"),
+                            None => (expr, ""),
+                        };
+                        let id = register(start_line);
+                        out.push_str(d.block.0);
+                        out.push_str(open_ws);
+                        out.push_str(&format!(
+                            " include {INCLUDE_FN}({id}, ({expr}){}){suffix} ",
+                            candidates(&scopes)
+                        ));
+                        out.push_str(close_ws);
+                        out.push_str(d.block.1);
+                    }
+                    _ => {
+                        let opened = match keyword {
+                            "for" => Some(for_targets(trimmed)),
+                            "macro" | "call" => Some(parameters(trimmed)),
+                            // The lines an `if` chose depend on what its
+                            // condition read: a view object there encloses
+                            // them. Not so for `else`.
+                            "if" => Some(condition_path(&trimmed[2..])),
+                            _ => None,
+                        };
+                        if let Some(names) = opened {
+                            scopes.push(names);
+                            blocks.push(keyword);
+                        }
+                        match keyword {
+                            "elif" | "else" if blocks.last() == Some(&"if") => {
+                                let names = if keyword == "elif" {
+                                    condition_path(&trimmed[4..])
+                                } else {
+                                    Vec::new()
+                                };
+                                if let Some(top) = scopes.last_mut() {
+                                    *top = names;
+                                }
+                            }
+                            "endfor" | "endmacro" | "endcall" | "endif" => {
+                                scopes.pop();
+                                blocks.pop();
+                            }
+                            _ => {}
+                        }
+                        out.push_str(&rest[..end]);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Copy)]
+enum Tag {
+    Var,
+    Block,
+    Comment,
+}
+
+/// The end (exclusive) of a tag opened at the start of `rest`, skipping
+/// string literals, so that a `}}` inside quotes does not close it.
+fn tag_end(rest: &str, open_len: usize, close: &str) -> Option<usize> {
+    let bytes = rest.as_bytes();
+    let mut i = open_len;
+    let mut quote: Option<u8> = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) => {
+                if b == b'\\' {
+                    i += 1;
+                } else if b == q {
+                    quote = None;
+                }
+            }
+            None => {
+                if b == b'"' || b == b'\'' {
+                    quote = Some(b);
+                } else if rest[i..].starts_with(close) {
+                    return Some(i + close.len());
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn split_ws_prefix(inner: &str) -> (&str, &str) {
+    match inner.as_bytes().first() {
+        Some(b'-' | b'+') => (&inner[..1], &inner[1..]),
+        _ => ("", inner),
+    }
+}
+
+fn split_ws_suffix(inner: &str) -> (&str, &str) {
+    match inner.as_bytes().last() {
+        Some(b'-' | b'+') => (&inner[..inner.len() - 1], &inner[inner.len() - 1..]),
+        _ => (inner, ""),
+    }
+}
+
+/// Where text is being instrumented: the current template line, the line
+/// already marked in this run, and whether a `{{ }}` tag follows the text
+/// on its last line (its own mark then covers that line).
+struct Run<'a> {
+    line: &'a mut usize,
+    marked: &'a mut Option<usize>,
+    var_follows: bool,
+}
+
+/// Text: after the last non-blank character of each line, a call that
+/// prints the line's sentinel, unless the line is marked otherwise.
+fn emit_data(
+    text: &str,
+    run: &mut Run<'_>,
+    scopes: &[Vec<String>],
+    d: &Delimiters,
+    register: &mut dyn FnMut(usize) -> usize,
+    out: &mut String,
+) {
+    let pieces = text.split('\n').count();
+    for (i, piece) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            *run.line += 1;
+        }
+        let content_end = piece.trim_end().len();
+        // A call after a trailing `{` would read as `{{{`: it goes before
+        // that run of the delimiter's first character instead.
+        let opener = d.var.0.chars().next().unwrap_or('{');
+        let at = piece[..content_end].trim_end_matches(opener).len();
+        out.push_str(&piece[..at]);
+        let last = i + 1 == pieces;
+        let covered = *run.marked == Some(*run.line) || (last && run.var_follows);
+        if content_end > 0 && !covered {
+            let id = register(*run.line);
+            *run.marked = Some(*run.line);
+            out.push_str(&format!(
+                "{} {LINE_FN}({id}{}) {}",
+                d.var.0,
+                candidates(scopes),
+                d.var.1
+            ));
+        }
+        out.push_str(&piece[at..]);
+    }
+}
+
+/// The body of a raw block up to and including its `endraw` tag, split at
+/// each line's end so the sentinel calls sit outside it. Returns the bytes
+/// consumed, or `None` when the block is not closed.
+fn emit_raw(
+    rest: &str,
+    line: &mut usize,
+    scopes: &[Vec<String>],
+    d: &Delimiters,
+    register: &mut dyn FnMut(usize) -> usize,
+    out: &mut String,
+) -> Option<usize> {
+    let mut search = 0;
+    let (body_end, tag_len) = loop {
+        let at = search + rest[search..].find(d.block.0)?;
+        let after = &rest[at + d.block.0.len()..];
+        let after_ws = after.strip_prefix(['-', '+']).unwrap_or(after).trim_start();
+        if let Some(tail) = after_ws.strip_prefix("endraw") {
+            let tail = tail.trim_start();
+            let tail = tail.strip_prefix(['-', '+']).unwrap_or(tail);
+            if tail.starts_with(d.block.1) {
+                let tag_len = rest.len() - at - (tail.len() - d.block.1.len());
+                break (at, tag_len);
+            }
+        }
+        search = at + d.block.0.len();
+    };
+    let body = &rest[..body_end];
+    for (i, piece) in body.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            *line += 1;
+        }
+        let content_end = piece.trim_end().len();
+        out.push_str(&piece[..content_end]);
+        if content_end > 0 {
+            let id = register(*line);
+            out.push_str(&format!(
+                "{}+ endraw +{}{} {LINE_FN}({id}{}) {}{} raw +{}",
+                d.block.0,
+                d.block.1,
+                d.var.0,
+                candidates(scopes),
+                d.var.1,
+                d.block.0,
+                d.block.1
+            ));
+        }
+        out.push_str(&piece[content_end..]);
+    }
+    let tag = &rest[body_end..body_end + tag_len];
+    *line += tag.matches('\n').count();
+    out.push_str(tag);
+    Some(body_end + tag_len)
+}
+
+/// `, a, b`: the scope variables, innermost first, as extra arguments.
+fn candidates(scopes: &[Vec<String>]) -> String {
+    let mut seen = Vec::new();
+    for name in scopes.iter().rev().flatten() {
+        if !seen.contains(name) {
+            seen.push(name.clone());
+        }
+    }
+    seen.iter().map(|n| format!(", {n}")).collect()
+}
+
+/// `for k, v in ...` -> `[v, k]`: both are candidates, and the value is
+/// usually the last target, so it comes first.
+fn for_targets(tag: &str) -> Vec<String> {
+    let after = tag["for".len()..].trim_start();
+    let Some(in_at) = find_word(after, "in") else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = after[..in_at]
+        .split(',')
+        .map(|t| t.trim().trim_matches(['(', ')']).trim().to_owned())
+        .filter(|t| is_identifier(t))
+        .collect();
+    names.reverse();
+    names
+}
+
+/// `if a.b` -> `[a.b]`: a condition that is a plain path is a candidate;
+/// any other condition names none.
+fn condition_path(condition: &str) -> Vec<String> {
+    let path = condition.trim();
+    if !path.is_empty() && path.split('.').all(is_identifier) {
+        vec![path.to_owned()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// `macro m(a, b=1)` or `call(a) m()` -> `[a, b]`.
+fn parameters(tag: &str) -> Vec<String> {
+    let Some(open) = tag.find('(') else {
+        return Vec::new();
+    };
+    let Some(close) = tag[open..].find(')') else {
+        return Vec::new();
+    };
+    tag[open + 1..open + close]
+        .split(',')
+        .map(|p| p.split('=').next().unwrap_or("").trim().to_owned())
+        .filter(|p| is_identifier(p))
+        .collect()
+}
+
+fn find_word(text: &str, word: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = text[from..].find(word) {
+        let at = from + at;
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        let boundary = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if boundary(before) && boundary(after) {
+            return Some(at);
+        }
+        from = at + word.len();
+    }
+    None
+}
+
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+        && !matches!(
+            text,
+            "true" | "false" | "none" | "True" | "False" | "None" | "loop"
+        )
+}
+
+/// For `a.b.c`, the object the value is read off: `a.b`. Only plain
+/// attribute paths, optionally through filters without arguments
+/// (`a.b.c|tojson`, which print the same value differently): a filter with
+/// arguments, a call or an operator loses the origin.
+fn owner_path(expr: &str) -> Option<&str> {
+    let mut parts = expr.split('|');
+    let path = parts.next()?.trim();
+    if !parts.all(|f| is_identifier(f.trim())) {
+        return None;
+    }
+    let (owner, field) = path.rsplit_once('.')?;
+    let parts_ok = owner.split('.').chain([field]).all(is_identifier);
+    parts_ok.then_some(owner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jinja() -> Delimiters {
+        Delimiters::for_syntax(super::super::Syntax::Jinja)
+    }
+
+    fn run(source: &str) -> (String, Vec<usize>) {
+        let mut lines = Vec::new();
+        let out = instrument("t", source, &jinja(), &mut |l| {
+            lines.push(l);
+            lines.len() - 1
+        })
+        .unwrap();
+        (out, lines)
+    }
+
+    #[test]
+    fn text_gets_a_call_after_its_last_non_blank_character() {
+        let (out, lines) = run("a b  \n\n  c\n");
+        assert_eq!(
+            out,
+            "a b{{ __seams_line(0) }}  \n\n  c{{ __seams_line(1) }}\n"
+        );
+        assert_eq!(lines, [1, 3]);
+    }
+
+    #[test]
+    fn an_if_on_a_plain_path_is_a_candidate_in_its_branch_only() {
+        let (out, _) = run(
+            "{% for c in cs %}{% if c.db %}\nx\n{% elif c.other %}\ny\n{% else %}\nz\n{% endif %}\nw\n{% endfor %}\n",
+        );
+        assert!(out.contains("x{{ __seams_line(0, c.db, c) }}"), "{out}");
+        assert!(out.contains("y{{ __seams_line(1, c.other, c) }}"), "{out}");
+        assert!(out.contains("z{{ __seams_line(2, c) }}"), "{out}");
+        assert!(out.contains("w{{ __seams_line(3, c) }}"), "{out}");
+        let (out, _) = run("{% if a == 1 %}\nx\n{% endif %}\n");
+        assert!(out.contains("x{{ __seams_line(0) }}"), "{out}");
+    }
+
+    #[test]
+    fn a_path_keeps_its_owner_through_filters_without_arguments() {
+        assert_eq!(owner_path(" a.b.c|tojson | upper "), Some("a.b"));
+        assert_eq!(owner_path("a.b|default(x.y)"), None);
+        assert_eq!(owner_path("a.b ~ c"), None);
+        assert_eq!(owner_path("a"), None);
+    }
+
+    #[test]
+    fn a_line_ending_in_an_opening_brace_gets_its_call_before_the_brace() {
+        let (out, lines) = run("d = {\n  x = {\n}\n");
+        assert_eq!(
+            out,
+            "d = {{ __seams_line(0) }}{\n  x = {{ __seams_line(1) }}{\n}{{ __seams_line(2) }}\n"
+        );
+        assert_eq!(lines, [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_variable_is_wrapped_whole_with_its_owner_and_whitespace_control() {
+        let (out, lines) = run("{%- for item in items -%}\n{{- item.title -}}\n{% endfor %}");
+        assert_eq!(
+            out,
+            "{%- for item in items -%}\n{{- __seams_value(0, (item.title), item, item) -}}\n{% endfor %}"
+        );
+        assert_eq!(lines, [2]);
+    }
+
+    #[test]
+    fn a_tag_spanning_lines_is_not_cut() {
+        let (out, lines) = run("x {{\n  a\n}} y\n{% if\n  b %}z{% endif %}\n");
+        assert_eq!(
+            out,
+            "x {{ __seams_value(0, (a), none) }} y{{ __seams_line(1) }}\n{% if\n  b %}z{{ __seams_line(2, b) }}{% endif %}\n"
+        );
+        assert_eq!(lines, [1, 3, 5]);
+    }
+
+    #[test]
+    fn a_line_is_marked_once_per_run_of_text_and_values() {
+        let (out, _) = run("<a href=\"{{ u }}\">{{ t }}</a>\n");
+        assert_eq!(
+            out,
+            "<a href=\"{{ __seams_value(0, (u), none) }}\">{{ __seams_value(1, (t), none) }}</a>\n"
+        );
+        let (out, _) = run("a{% if x %}b{% endif %}\n");
+        assert_eq!(
+            out,
+            "a{{ __seams_line(0) }}{% if x %}b{{ __seams_line(1, x) }}{% endif %}\n"
+        );
+    }
+
+    #[test]
+    fn includes_record_their_line() {
+        let (out, _) = run("{% for c in cs %}\n{% include \"part.html\" %}\n{% endfor %}\n");
+        assert_eq!(
+            out,
+            "{% for c in cs %}\n{% include __seams_include(0, (\"part.html\"), c) %}\n{% endfor %}\n"
+        );
+    }
+
+    #[test]
+    fn raw_blocks_are_split_at_line_ends() {
+        let (out, lines) = run("{% raw %}\n{{ a }}\n{% endraw %}\n");
+        assert_eq!(
+            out,
+            "{% raw %}\n{{ a }}{%+ endraw +%}{{ __seams_line(0) }}{% raw +%}\n{% endraw %}\n"
+        );
+        assert_eq!(lines, [2]);
+    }
+
+    #[test]
+    fn quotes_do_not_close_tags() {
+        let (out, _) = run("{{ \"}}\" }}\n");
+        assert_eq!(out, "{{ __seams_value(0, (\"}}\"), none) }}\n");
+    }
+
+    #[test]
+    fn macro_and_loop_variables_are_candidates_innermost_first() {
+        let (out, _) = run(
+            "{% macro m(field, x=1) %}{% for k, v in field.items %}t\n{% endfor %}{% endmacro %}",
+        );
+        assert!(out.contains("__seams_line(0, v, k, field, x)"), "{out}");
+    }
+}

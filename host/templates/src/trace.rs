@@ -1,0 +1,186 @@
+//! The generation trace of ADR-0019: one `<output>.trace.json` sidecar per
+//! output, naming for every non-blank line the template lines that wrote
+//! it and the model IRIs behind it.
+
+use serde::{Deserialize, Serialize};
+
+/// The sidecar format's version.
+pub const TRACE_VERSION: u32 = 1;
+
+/// The suffix a sidecar adds to its output's name.
+pub const SIDECAR_SUFFIX: &str = ".trace.json";
+
+/// One traced line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceLine {
+    /// 1-based line number; only non-blank lines are traced.
+    pub line: usize,
+    /// `<template>:<line>` origins, outermost include first; never empty.
+    pub templates: Vec<String>,
+    /// Full model IRIs behind the line, sorted and de-duplicated.
+    pub terms: Vec<String>,
+    /// The IRIs of the view object the line was printed in (the innermost
+    /// loop or macro object, else the include's), which a golden may cite
+    /// too (ADR-0019 T04). Only the tracing render knows them; the sidecar
+    /// does not keep them.
+    #[serde(skip)]
+    pub scope: Vec<String>,
+}
+
+/// A whole sidecar. Its fields are declared in sorted order, so the JSON
+/// has sorted keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trace {
+    /// The generator's name.
+    pub generator: String,
+    /// One entry per non-blank line, in order.
+    pub lines: Vec<TraceLine>,
+    /// The output's posix path relative to the output directory.
+    pub output: String,
+    /// [`TRACE_VERSION`].
+    pub trace_version: u32,
+}
+
+impl Trace {
+    /// The sidecar's exact text: two-space indent, final newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a trace always serializes");
+        text.push('\n');
+        text
+    }
+
+    /// The sorted union of every line's terms: the output's lock sources.
+    pub fn sources(&self) -> Vec<String> {
+        let set: std::collections::BTreeSet<&String> =
+            self.lines.iter().flat_map(|l| &l.terms).collect();
+        set.into_iter().cloned().collect()
+    }
+}
+
+/// The sidecar path of an output path.
+pub fn sidecar_path(output: &str) -> String {
+    format!("{output}{SIDECAR_SUFFIX}")
+}
+
+/// Checks a trace a generator returned for a plain-text file: one entry per
+/// non-blank line, in order, each with origins; terms are sorted here.
+///
+/// # Errors
+///
+/// What is wrong, naming the line.
+pub fn check_lines(text: &str, lines: &mut [TraceLine]) -> Result<(), String> {
+    let non_blank: Vec<usize> = text
+        .split('\n')
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, _)| i + 1)
+        .collect();
+    let total = text.split('\n').count();
+    for (i, entry) in lines.iter_mut().enumerate() {
+        if entry.line == 0 || entry.line > total {
+            return Err(format!(
+                "traces line {}, but the file has {} lines",
+                entry.line,
+                total.saturating_sub(usize::from(text.ends_with('\n')))
+            ));
+        }
+        if non_blank.get(i) != Some(&entry.line) {
+            return Err(match non_blank.binary_search(&entry.line) {
+                Err(_) => format!("traces line {}, which is blank", entry.line),
+                Ok(_) => format!(
+                    "entry {} is line {}, but line {} is the next non-blank line",
+                    i + 1,
+                    entry.line,
+                    non_blank.get(i).copied().unwrap_or(0)
+                ),
+            });
+        }
+        if entry.templates.is_empty() || entry.templates.iter().any(|t| t.trim().is_empty()) {
+            return Err(format!("line {} has no template origin", entry.line));
+        }
+        entry.terms.sort();
+        entry.terms.dedup();
+    }
+    if lines.len() < non_blank.len() {
+        return Err(format!(
+            "line {} is not traced; trace every non-blank line",
+            non_blank[lines.len()]
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sidecar_has_sorted_keys_two_space_indent_and_a_final_newline() {
+        let trace = Trace {
+            generator: "htmx".into(),
+            lines: vec![TraceLine {
+                line: 1,
+                templates: vec!["page.html:1".into(), "part.html:2".into()],
+                terms: vec!["https://example.org/chat#a".into()],
+                scope: Vec::new(),
+            }],
+            output: "chat.html".into(),
+            trace_version: TRACE_VERSION,
+        };
+        let expected = r#"{
+  "generator": "htmx",
+  "lines": [
+    {
+      "line": 1,
+      "templates": [
+        "page.html:1",
+        "part.html:2"
+      ],
+      "terms": [
+        "https://example.org/chat#a"
+      ]
+    }
+  ],
+  "output": "chat.html",
+  "trace_version": 1
+}
+"#;
+        assert_eq!(trace.to_json(), expected);
+    }
+
+    #[test]
+    fn generator_traces_are_checked() {
+        let line = |n, t: &[&str]| TraceLine {
+            line: n,
+            templates: t.iter().map(|s| s.to_string()).collect(),
+            terms: vec!["b".into(), "a".into(), "a".into()],
+            scope: Vec::new(),
+        };
+        let text = "one\n\nthree\n";
+        let mut ok = vec![line(1, &["t:1"]), line(3, &["t:2"])];
+        assert_eq!(check_lines(text, &mut ok), Ok(()));
+        assert_eq!(ok[0].terms, ["a", "b"]);
+        assert!(
+            check_lines(text, &mut [line(1, &["t:1"]), line(9, &["t:2"])])
+                .unwrap_err()
+                .contains("line 9")
+        );
+        assert!(
+            check_lines(text, &mut [line(1, &["t:1"]), line(2, &["t:2"])])
+                .unwrap_err()
+                .contains("blank")
+        );
+        assert!(
+            check_lines(text, &mut [line(1, &[]), line(3, &["t:2"])])
+                .unwrap_err()
+                .contains("no template origin")
+        );
+        assert!(
+            check_lines(text, &mut [line(1, &["t:1"])])
+                .unwrap_err()
+                .contains("line 3 is not traced")
+        );
+    }
+}
