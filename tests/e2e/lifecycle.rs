@@ -380,11 +380,12 @@ fn a_generate_that_fails_after_any_write_is_repaired_by_the_next() {
         let p = chat();
         rename_thread_page(&p);
         let project = seams_core::Project::load(p.path()).unwrap();
-        let options = seams_core::GenerateOptions {
-            fail_after: Some(k),
-            ..Default::default()
-        };
-        let result = seams_core::generate(&project, &runtime, &options);
+        let result = seams_core::testing::generate_failing_after(
+            &project,
+            &runtime,
+            &seams_core::GenerateOptions::default(),
+            k,
+        );
         let finished = result.is_ok();
         if !finished {
             assert!(result.unwrap_err().to_string().contains("injected fault"));
@@ -422,4 +423,79 @@ fn a_killed_generate_is_repaired_by_the_next() {
         let _ = child.wait();
         assert_recovers(&p, &reference, &format!("killed after {delay_ms} ms"));
     }
+}
+
+#[test]
+fn a_lock_of_the_older_format_is_read_reported_and_rewritten_by_the_next_generate() {
+    let p = chat();
+    let lock_path = p.path().join("seams.lock");
+    let current = std::fs::read_to_string(&lock_path).unwrap();
+    assert!(current.contains("\"lock_version\": 2"), "{current}");
+    // Format 1: no `incomplete`; an empty manifest hash meant incomplete.
+    let v1 = current
+        .replace("\"lock_version\": 2", "\"lock_version\": 1")
+        .replace("  \"incomplete\": false,\n", "");
+    assert_ne!(v1, current);
+    std::fs::write(&lock_path, &v1).unwrap();
+    let outputs_before = p.files();
+
+    let check = run(&p, &["check", "--format", "json"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
+    let kinds: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["old-lock-format"], "{}", check.stdout);
+
+    let generate = run(&p, &["generate"]);
+    assert_eq!(generate.code, 0, "{generate:?}");
+    assert!(
+        generate.stdout.contains("wrote seams.lock"),
+        "{}",
+        generate.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), current);
+    let changed: Vec<String> = p
+        .files()
+        .into_iter()
+        .zip(outputs_before)
+        .filter(|(now, before)| now != before)
+        .map(|(now, _)| now.0)
+        .collect();
+    assert_eq!(changed, ["seams.lock"], "only the lock is rewritten");
+    assert_eq!(run(&p, &["check"]).code, 0);
+}
+
+#[test]
+fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touched() {
+    let p = chat();
+    let lock_path = p.path().join("seams.lock");
+    let newer = std::fs::read_to_string(&lock_path)
+        .unwrap()
+        .replace("\"lock_version\": 2", "\"lock_version\": 3")
+        .replace(
+            "\"seams_version\": \"0.1.0\"",
+            "\"seams_version\": \"0.9.0\"",
+        );
+    std::fs::write(&lock_path, &newer).unwrap();
+    edit(&p, "model.ttl", "\"Chat\"", "\"Talk\"");
+    let before = p.files();
+    let generate = run(&p, &["generate"]);
+    assert_eq!(generate.code, 1, "{generate:?}");
+    insta::assert_snapshot!(
+        "newer_lock_format",
+        seams_tests::redact(p.path(), &generate.stderr)
+    );
+    assert_eq!(p.files(), before, "nothing written");
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 1);
+    assert!(
+        check.stdout.starts_with("lock-unreadable: seams.lock: ")
+            && check.stdout.contains("lock_version 3 is newer than 2"),
+        "{}",
+        check.stdout
+    );
 }

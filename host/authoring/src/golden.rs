@@ -11,7 +11,7 @@ use seams_model::Model;
 use seams_templates::TraceLine;
 
 pub use suite::{
-    SuiteError, SuiteReport, TESTS, TestOutcome, build, golden_match, output_parses, test_generator,
+    SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses, test_generator,
 };
 
 /// What a golden line says about its output line.

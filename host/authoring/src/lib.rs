@@ -21,17 +21,11 @@ mod output_syntax;
 mod scaffold;
 
 pub use draft::{
-    Answer, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, PROMPT,
-    REPAIR_PROMPT, build_prompt, check_no_logic, check_no_restated_labels, draft_generator,
-    parse_answer,
+    DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, PROMPT, REPAIR_PROMPT,
+    build_prompt, draft_generator,
 };
 pub use golden::{
-    Golden, GoldenError, Marker, SuiteError, SuiteReport, TESTS, TestOutcome,
-    build as build_package, compare as compare_golden, diff, golden_match, output_parses,
-    test_generator,
+    SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses, test_generator,
 };
-pub use output_syntax::{SUFFIXES, SyntaxProblem, check as check_syntax, language_of};
-pub use scaffold::{
-    Package, Reference, ScaffoldError, check_dir, check_name, new_generator, read_reference,
-    scaffold, write_package,
-};
+pub use output_syntax::SyntaxProblem;
+pub use scaffold::{Package, Reference, ScaffoldError, new_generator};

@@ -71,7 +71,8 @@ const README_TEMPLATE: &str = include_str!("scaffold/README.md.tmpl");
 pub enum ScaffoldError {
     /// The name breaks the rule.
     #[error(
-        "generator name {0:?} is invalid: use a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters"
+        "generator name {0:?} is invalid: use {rule}",
+        rule = seams_runtime::GENERATOR_NAME_RULE
     )]
     BadName(String),
     /// The reference cannot become a passing test.
@@ -104,12 +105,7 @@ pub enum ScaffoldError {
 ///
 /// [`ScaffoldError::BadName`].
 pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
-    let ok = (1..=40).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if ok {
+    if seams_runtime::is_generator_name(name) {
         Ok(())
     } else {
         Err(ScaffoldError::BadName(name.to_owned()))

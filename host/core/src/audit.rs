@@ -1,14 +1,16 @@
 //! The project's files against the lock: for every file that generation
-//! gives now or that the lock lists, what state it is in. `seams check`
-//! reports these states; `seams generate` acts on them.
+//! gives now or that the lock lists, what state it is in. A pure decision
+//! on hashes: what generation gives, what the lock records and what is on
+//! disk are read before, elsewhere. `seams check` reports these states;
+//! `seams generate` plans from them ([`crate::plan`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-use crate::generate::{GenerateError, Generation, SourcedRun, files_of, source_label};
-use crate::lock::{Lock, LockError};
-use crate::output_dir::OutputDir;
-use crate::project::Project;
 use seams_model::sha256_hex;
+
+use crate::lock::LockError;
+use crate::project::Project;
 
 /// Where one file stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -33,15 +35,94 @@ pub enum FileState {
     Gone,
 }
 
+/// The state of a file from the sha256 generation gives, the lock records
+/// and the disk holds (each `None` when there is none). A path none of
+/// the three knows is not audited.
+pub(crate) fn classify(
+    generated: Option<&str>,
+    locked: Option<&str>,
+    disk: Option<&str>,
+) -> FileState {
+    match (generated, disk) {
+        (Some(g), Some(d)) if g == d => {
+            if locked == Some(d) {
+                FileState::Current
+            } else {
+                FileState::Unlocked
+            }
+        }
+        (Some(_), None) => FileState::Missing,
+        (Some(_), Some(d)) if locked == Some(d) => FileState::Stale,
+        (Some(_), Some(_)) => FileState::HandEdited,
+        (None, None) => FileState::Gone,
+        (None, Some(d)) if locked == Some(d) => FileState::Orphan,
+        (None, Some(_)) => FileState::EditedOrphan,
+    }
+}
+
+/// New contents of a file: their sha256 and where the bytes are. Held by
+/// handle, so a plan never copies an output's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contents {
+    sha256: String,
+    bytes: Arc<str>,
+}
+
+impl Contents {
+    /// Contents held in memory.
+    pub(crate) fn in_memory(bytes: Arc<str>) -> Contents {
+        Contents {
+            sha256: sha256_hex(bytes.as_bytes()),
+            bytes,
+        }
+    }
+
+    /// Their sha256, lowercase hex.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// The bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.bytes.as_bytes()
+    }
+}
+
 /// One file's audit.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileAudit {
     /// The path relative to the output directory.
     pub path: String,
     /// Its state.
     pub state: FileState,
     /// What generation gives now, when it gives the file.
-    pub generated: Option<String>,
+    pub generated: Option<Contents>,
+}
+
+/// Audits every file `generated` gives and every file `locked` lists
+/// (path → sha256), against `disk` (path → sha256 of the files present),
+/// sorted by path.
+pub(crate) fn audit(
+    generated: &BTreeMap<String, Contents>,
+    locked: &BTreeMap<String, String>,
+    disk: &BTreeMap<String, String>,
+) -> Vec<FileAudit> {
+    let paths: BTreeSet<&String> = generated.keys().chain(locked.keys()).collect();
+    paths
+        .into_iter()
+        .map(|path| {
+            let contents = generated.get(path);
+            FileAudit {
+                path: path.clone(),
+                state: classify(
+                    contents.map(Contents::sha256),
+                    locked.get(path).map(String::as_str),
+                    disk.get(path).map(String::as_str),
+                ),
+                generated: contents.cloned(),
+            }
+        })
+        .collect()
 }
 
 /// A lock path as a path inside the output directory.
@@ -51,7 +132,7 @@ pub struct FileAudit {
 /// A path outside the output directory, or one the output rules refuse:
 /// the lock is not trusted to point anywhere else.
 pub fn locked_path(project: &Project, lock_path: &str) -> Result<String, LockError> {
-    let prefix = format!("{}/", crate::generate::posix(&project.output_dir));
+    let prefix = format!("{}/", crate::project::posix(&project.output_dir));
     let rel = lock_path
         .strip_prefix(&prefix)
         .filter(|rel| {
@@ -60,89 +141,110 @@ pub fn locked_path(project: &Project, lock_path: &str) -> Result<String, LockErr
                 .unwrap_or(rel);
             seams_runtime::validate_output_path(base).is_ok()
         })
-        .ok_or_else(|| LockError {
+        .ok_or_else(|| LockError::Invalid {
             path: crate::lock::LOCK_FILE.to_owned(),
             message: format!("output {lock_path:?} is not inside the output directory {prefix:?}"),
         })?;
     Ok(rel.to_owned())
 }
 
-/// Audits every file generation gives and every file the lock lists (`out`
-/// is the output directory, `None` when it does not exist yet), except
-/// those of generators that failed (they are left as they are).
-///
-/// # Errors
-///
-/// A lock path outside the output directory, or a file that cannot be read.
-pub fn audit(
-    project: &Project,
-    generation: &Generation,
-    lock: Option<&Lock>,
-    out: Option<&OutputDir>,
-) -> Result<Vec<FileAudit>, GenerateError> {
-    let mut generated: BTreeMap<String, String> = BTreeMap::new();
-    for SourcedRun { run, .. } in &generation.runs {
-        for (path, bytes, _) in files_of(run) {
-            generated.insert(path, bytes.into_owned());
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One of the three hashes: absent, or a letter standing for bytes.
+    type Hash = Option<&'static str>;
+
+    /// Every combination of the three hashes: absent, or one of the values
+    /// "a", "b", "c" (equal letters are equal bytes).
+    #[test]
+    fn every_combination_of_generation_lock_and_disk_has_its_state() {
+        use FileState::*;
+        let table: &[(Hash, Hash, Hash, FileState)] = &[
+            // generated, locked, disk
+            (Some("a"), Some("a"), Some("a"), Current),
+            (Some("a"), None, Some("a"), Unlocked),
+            (Some("a"), Some("b"), Some("a"), Unlocked),
+            (Some("a"), None, None, Missing),
+            (Some("a"), Some("a"), None, Missing),
+            (Some("a"), Some("b"), None, Missing),
+            (Some("a"), Some("b"), Some("b"), Stale),
+            (Some("a"), None, Some("b"), HandEdited),
+            (Some("a"), Some("a"), Some("b"), HandEdited),
+            (Some("a"), Some("b"), Some("c"), HandEdited),
+            (None, Some("a"), Some("a"), Orphan),
+            (None, Some("a"), Some("b"), EditedOrphan),
+            (None, None, Some("a"), EditedOrphan),
+            (None, Some("a"), None, Gone),
+            (None, None, None, Gone),
+        ];
+        for &(generated, locked, disk, state) in table {
+            assert_eq!(
+                classify(generated, locked, disk),
+                state,
+                "generated {generated:?}, locked {locked:?}, disk {disk:?}"
+            );
         }
-    }
-    let failed: BTreeSet<String> = generation
-        .failures
-        .iter()
-        .map(|(s, _)| source_label(s))
-        .collect();
-    let mut locked: BTreeMap<String, String> = BTreeMap::new();
-    if let Some(lock) = lock {
-        let kept: BTreeSet<&str> = lock
-            .generators
-            .iter()
-            .filter(|g| failed.contains(&g.source))
-            .map(|g| g.name.as_str())
-            .collect();
-        for entry in lock
-            .outputs
-            .iter()
-            .filter(|o| !kept.contains(o.generator.as_str()))
-        {
-            locked.insert(locked_path(project, &entry.path)?, entry.sha256.clone());
-        }
-    }
-    let paths: BTreeSet<&String> = generated.keys().chain(locked.keys()).collect();
-    let mut audits = Vec::with_capacity(paths.len());
-    for path in paths {
-        // No output directory: nothing is on disk.
-        let disk = match out {
-            Some(out) => out.read(path).map_err(|source| GenerateError::Io {
-                path: project.output_path().join(path),
-                source,
-            })?,
-            None => None,
-        };
-        let gen_bytes = generated.get(path);
-        let lock_sha = locked.get(path);
-        let disk_sha = disk.as_deref().map(sha256_hex);
-        let state = match (gen_bytes, disk.as_deref()) {
-            (Some(g), Some(d)) if g.as_bytes() == d => {
-                if lock_sha == disk_sha.as_ref() {
-                    FileState::Current
-                } else {
-                    FileState::Unlocked
+        // The table covers every combination up to renaming the values.
+        let values = [None, Some("a"), Some("b"), Some("c")];
+        let mut seen = BTreeSet::new();
+        for g in values {
+            for l in values {
+                for d in values {
+                    let canonical = canonical([g, l, d]);
+                    assert!(
+                        table
+                            .iter()
+                            .any(|&(tg, tl, td, _)| canonical == self::canonical([tg, tl, td])),
+                        "no row for generated {g:?}, locked {l:?}, disk {d:?}"
+                    );
+                    seen.insert(canonical);
                 }
             }
-            (Some(_), None) => FileState::Missing,
-            (Some(_), Some(_)) if lock_sha.is_some() && lock_sha == disk_sha.as_ref() => {
-                FileState::Stale
-            }
-            (Some(_), Some(_)) => FileState::HandEdited,
-            (None, None) => FileState::Gone,
-            (None, Some(_)) if lock_sha == disk_sha.as_ref() => FileState::Orphan,
-            (None, Some(_)) => FileState::EditedOrphan,
-        };
-        audits.push(FileAudit {
-            path: path.clone(),
-            state,
-            generated: gen_bytes.cloned(),
-        });
+        }
+        assert_eq!(seen.len(), table.len(), "one row per combination");
     }
-    Ok(audits)
+
+    /// The values renamed in order of first appearance.
+    fn canonical(values: [Option<&str>; 3]) -> [Option<u8>; 3] {
+        let mut names: Vec<&str> = Vec::new();
+        values.map(|v| {
+            v.map(|v| {
+                if !names.contains(&v) {
+                    names.push(v);
+                }
+                names.iter().position(|n| *n == v).unwrap() as u8
+            })
+        })
+    }
+
+    #[test]
+    fn the_audit_covers_generated_and_locked_paths_sorted() {
+        let contents = |s: &str| Contents::in_memory(Arc::from(s));
+        let generated = BTreeMap::from([
+            ("b.html".to_owned(), contents("new")),
+            ("a.html".to_owned(), contents("same")),
+        ]);
+        let locked = BTreeMap::from([
+            ("a.html".to_owned(), sha256_hex(b"same")),
+            ("gone.html".to_owned(), sha256_hex(b"old")),
+        ]);
+        let disk = BTreeMap::from([
+            ("a.html".to_owned(), sha256_hex(b"same")),
+            ("unknown.html".to_owned(), sha256_hex(b"x")),
+        ]);
+        let audits = audit(&generated, &locked, &disk);
+        let states: Vec<(&str, FileState)> =
+            audits.iter().map(|a| (a.path.as_str(), a.state)).collect();
+        assert_eq!(
+            states,
+            [
+                ("a.html", FileState::Current),
+                ("b.html", FileState::Missing),
+                ("gone.html", FileState::Gone),
+            ],
+            "a file on disk that neither generation nor the lock knows is not seams's"
+        );
+        assert_eq!(audits[1].generated.as_ref().unwrap().bytes(), b"new");
+    }
 }

@@ -10,14 +10,15 @@
 //!   "check_version": 1,
 //!   "clean": false,
 //!   "problems": [
-//!     { "kind": "stale", "path": "out/thread.html", "message": "..." }
+//!     { "kind": ProblemKind::Stale, "path": "out/thread.html", "message": "..." }
 //!   ]
 //! }
 //! ```
 //!
 //! `kind` is one of `stale`, `hand-edited`, `missing`, `orphan`,
 //! `edited-orphan`, `unlocked`, `component-changed`, `generator-failed`,
-//! `no-lock`, `lock-unreadable` (the lock or journal cannot be read; the
+//! `no-lock`, `old-lock-format` (the lock is in an older format, which
+//! `seams generate` rewrites), `lock-unreadable` (the lock or journal cannot be read; the
 //! only problem then), `generate-in-progress` (with `--no-wait`, when a
 //! generate holds the project; the only problem then), `interrupted` (a
 //! generate was interrupted; its journal is left) and `leftover` (a
@@ -28,27 +29,91 @@
 
 use serde::Serialize;
 
-use crate::audit::{FileState, audit};
-use crate::generate::Leftovers;
-use crate::generate::{
-    ComponentBytes, GenerateError, posix, read_inputs, read_lock, run_with_inputs, source_label,
-    up_to_date,
-};
-use crate::journal::{JOURNAL_FILE, read_journal, recover};
-use crate::lock::{LOCK_FILE, LockError};
-use crate::output_dir::OutputDir;
-use crate::project::{GeneratorSource, Project};
-use crate::project_lock::{ProjectLock, Wait};
 use seams_runtime::Runtime;
+
+use crate::audit::{FileState, audit};
+use crate::error::GenerateError;
+use crate::generation::run_with_inputs;
+use crate::inputs::{changed_components, read_inputs, read_journal, read_lock, up_to_date};
+use crate::journal::{JOURNAL_FILE, recover};
+use crate::leftovers::Leftovers;
+use crate::lock::{LOCK_FILE, LOCK_VERSION, LockError};
+use crate::output_dir::OutputDir;
+use crate::plan::{generated_files, locked_files};
+use crate::project::{Project, posix};
+use crate::project_lock::{ProjectLock, Wait};
 
 /// The version of the JSON form.
 pub const CHECK_VERSION: u32 = 1;
+
+/// What kind of problem `seams check` found (its JSON name in brackets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// A file differs from what generation gives now (`stale`).
+    Stale,
+    /// A file was edited since seams wrote it (`hand-edited`).
+    HandEdited,
+    /// A generated file is not on disk (`missing`).
+    Missing,
+    /// A locked file is no longer generated (`orphan`).
+    Orphan,
+    /// A locked file is no longer generated and was edited (`edited-orphan`).
+    EditedOrphan,
+    /// A file matches generation but not the lock (`unlocked`).
+    Unlocked,
+    /// A `.wasm` differs from the lock's pin (`component-changed`).
+    ComponentChanged,
+    /// A generator failed (`generator-failed`).
+    GeneratorFailed,
+    /// There is no lock (`no-lock`).
+    NoLock,
+    /// The lock or journal cannot be read (`lock-unreadable`).
+    LockUnreadable,
+    /// The lock is in an older format (`old-lock-format`).
+    OldLockFormat,
+    /// A generate is running, with `--no-wait` (`generate-in-progress`).
+    GenerateInProgress,
+    /// A generate was interrupted (`interrupted`).
+    Interrupted,
+    /// A temporary file of a killed run (`leftover`).
+    Leftover,
+}
+
+impl ProblemKind {
+    /// The name the text and JSON forms use.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Stale => "stale",
+            ProblemKind::HandEdited => "hand-edited",
+            ProblemKind::Missing => "missing",
+            ProblemKind::Orphan => "orphan",
+            ProblemKind::EditedOrphan => "edited-orphan",
+            ProblemKind::Unlocked => "unlocked",
+            ProblemKind::ComponentChanged => "component-changed",
+            ProblemKind::GeneratorFailed => "generator-failed",
+            ProblemKind::NoLock => "no-lock",
+            ProblemKind::LockUnreadable => "lock-unreadable",
+            ProblemKind::OldLockFormat => "old-lock-format",
+            ProblemKind::GenerateInProgress => "generate-in-progress",
+            ProblemKind::Interrupted => "interrupted",
+            ProblemKind::Leftover => "leftover",
+        }
+    }
+}
+
+impl std::fmt::Display for ProblemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// One problem `seams check` found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
     /// What kind of problem (see the module docs).
-    pub kind: &'static str,
+    pub kind: ProblemKind,
     /// The file, project-relative, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -112,7 +177,7 @@ fn report(problems: Vec<Problem>) -> CheckReport {
     }
 }
 
-fn problem(kind: &'static str, path: Option<String>, message: String) -> Problem {
+fn problem(kind: ProblemKind, path: Option<String>, message: String) -> Problem {
     Problem {
         kind,
         path,
@@ -135,7 +200,7 @@ pub fn check_with(
         Ok(lock) => lock,
         Err(GenerateError::Busy { .. }) => {
             return Ok(report(vec![problem(
-                "generate-in-progress",
+                ProblemKind::GenerateInProgress,
                 None,
                 "a seams generate is writing this project; check again when it is done".into(),
             )]));
@@ -144,7 +209,7 @@ pub fn check_with(
     };
     let unreadable = |file: &str, e: LockError| {
         Ok(report(vec![problem(
-            "lock-unreadable",
+            ProblemKind::LockUnreadable,
             Some(file.to_owned()),
             e.to_string(),
         )]))
@@ -162,34 +227,33 @@ pub fn check_with(
 
     if lock.is_none() {
         problems.push(problem(
-            "no-lock",
+            ProblemKind::NoLock,
             None,
             "seams.lock is missing; run `seams generate` to write it".into(),
         ));
     }
-    for (source, component) in project.generators.iter().zip(&inputs.components) {
-        let (GeneratorSource::Wasm { path, .. }, Ok(ComponentBytes { sha256: actual, .. })) =
-            (source, component)
-        else {
-            continue;
-        };
-        let label = source_label(source);
-        if let Some(locked) = lock
-            .as_ref()
-            .and_then(|l| l.generators.iter().find(|g| g.source == label))
-            && &locked.component_sha256 != actual
-        {
+    if let Some(lock) = &lock {
+        for changed in changed_components(project, &inputs, lock) {
             problems.push(problem(
-                "component-changed",
-                Some(posix(path)),
+                ProblemKind::ComponentChanged,
+                Some(changed.path),
                 format!(
-                    "its sha256 is {actual}, but seams.lock pins {}; if the new component is the one you want, run `seams generate --update`",
-                    locked.component_sha256
+                    "its sha256 is {}, but seams.lock pins {}; if the new component is the one you want, run `seams generate --update`",
+                    changed.actual, changed.locked
+                ),
+            ));
+        }
+        if lock.lock_version < LOCK_VERSION {
+            problems.push(problem(
+                ProblemKind::OldLockFormat,
+                Some(LOCK_FILE.to_owned()),
+                format!(
+                    "is in format {}, written by an older seams; `seams generate` rewrites it in format {LOCK_VERSION}",
+                    lock.lock_version
                 ),
             ));
         }
     }
-
     let out_path = project.output_path();
     let io = |path: &std::path::Path| {
         let path = path.to_owned();
@@ -204,7 +268,7 @@ pub fn check_with(
         })?;
     for path in Leftovers::find(&root, out.as_ref(), project)?.paths(project) {
         problems.push(problem(
-            "leftover",
+            ProblemKind::Leftover,
             Some(path),
             "is a temporary file a killed seams run left; `seams generate` removes it".into(),
         ));
@@ -212,7 +276,7 @@ pub fn check_with(
     let lock = match &journal {
         Some(journal) => {
             problems.push(problem(
-                "interrupted",
+                ProblemKind::Interrupted,
                 Some(JOURNAL_FILE.to_owned()),
                 "a seams generate was interrupted; the files it wrote are known from its journal, and `seams generate` finishes the job".into(),
             ));
@@ -230,36 +294,52 @@ pub fn check_with(
 
     let generation = run_with_inputs(project, runtime, &inputs);
     for (_, error) in &generation.failures {
-        problems.push(problem("generator-failed", None, error.to_string()));
+        problems.push(problem(
+            ProblemKind::GeneratorFailed,
+            None,
+            error.to_string(),
+        ));
     }
     let prefix = posix(&project.output_dir);
-    let audits = audit(project, &generation, lock.as_ref(), out.as_ref())?;
+    let generated = generated_files(&generation);
+    let locked = locked_files(project, &generation, lock.as_ref())?;
+    let disk = match &out {
+        Some(out) => {
+            out.hashes(generated.keys().chain(locked.keys()))
+                .map_err(|(path, source)| GenerateError::Io {
+                    path: out_path.join(path),
+                    source,
+                })?
+        }
+        None => Default::default(),
+    };
+    let audits = audit(&generated, &locked, &disk);
     for a in audits {
         let (kind, message) = match a.state {
             FileState::Current => continue,
             FileState::Unlocked => (
-                "unlocked",
+                ProblemKind::Unlocked,
                 "matches what generation gives, but seams.lock records other bytes; run `seams generate` to update the lock",
             ),
-            FileState::Missing => ("missing", "is not on disk; run `seams generate`"),
+            FileState::Missing => (ProblemKind::Missing, "is not on disk; run `seams generate`"),
             FileState::Stale => (
-                "stale",
+                ProblemKind::Stale,
                 "differs from what generation gives now (the model, seams.toml or a generator changed); run `seams generate`",
             ),
             FileState::HandEdited => (
-                "hand-edited",
+                ProblemKind::HandEdited,
                 "was edited since seams wrote it; keep the change elsewhere (seams generate will not overwrite it), or run `seams generate --force` to discard it",
             ),
             FileState::Orphan => (
-                "orphan",
+                ProblemKind::Orphan,
                 "is no longer generated; `seams generate` will delete it",
             ),
             FileState::EditedOrphan => (
-                "edited-orphan",
+                ProblemKind::EditedOrphan,
                 "is no longer generated and was edited since; move it out of the output directory, or run `seams generate --force` to delete it",
             ),
             FileState::Gone => (
-                "orphan",
+                ProblemKind::Orphan,
                 "is listed in seams.lock but no longer generated, and already deleted; run `seams generate` to update the lock",
             ),
         };
@@ -269,6 +349,6 @@ pub fn check_with(
             message.into(),
         ));
     }
-    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.cmp(b.kind)));
+    problems.sort_by(|a, b| a.path.cmp(&b.path).then(a.kind.name().cmp(b.kind.name())));
     Ok(report(problems))
 }

@@ -1,118 +1,24 @@
-//! `seams generate`: run every generator of a project, write their outputs
-//! and the lock.
+//! `seams generate`: run every generator of a project, plan what to write
+//! against the lock and the disk, and apply the plan.
 
-use std::borrow::Cow;
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use crate::audit::FileState;
-use crate::journal::{JOURNAL_FILE, JOURNAL_VERSION, Journal, JournalWrite, read_journal, recover};
-use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
-use crate::output_dir::OutputDir;
-use crate::progress::{Progress, Silent};
-use crate::project::{GeneratorSource, Project, ProjectError};
-use crate::project_lock::{ProjectLock, Wait};
-use seams_model::{Model, ModelError, sha256_hex};
-use seams_runtime::{
-    GeneratorError, GeneratorErrorKind, GeneratorRun, LoadedGenerator, Output, Runtime,
+use seams_runtime::{GeneratorError, Runtime};
+
+use crate::apply::{Dirs, ProjectFs, apply};
+use crate::audit::audit;
+use crate::error::GenerateError;
+use crate::generation::{SourcedRun, run_reporting_progress};
+use crate::inputs::{
+    changed_components, read_inputs, read_journal, read_lock_and_text, up_to_date,
 };
-use seams_templates::{TRACE_VERSION, Trace, sidecar_path};
-
-/// Why generation could not run at all (a generator's own failure is a
-/// [`GeneratorError`] in the report instead).
-#[derive(Debug, thiserror::Error)]
-pub enum GenerateError {
-    /// `seams.toml` is missing or wrong.
-    #[error(transparent)]
-    Project(#[from] ProjectError),
-    /// The model could not be loaded.
-    #[error(transparent)]
-    Model(#[from] ModelError),
-    /// The lock could not be read.
-    #[error(transparent)]
-    Lock(#[from] crate::lock::LockError),
-    /// Generation would overwrite or delete files someone edited.
-    #[error("{}", hand_edited_message(overwrite, delete))]
-    HandEdited {
-        /// Edited files generation would overwrite, project-relative.
-        overwrite: Vec<String>,
-        /// Edited files no longer generated, which it would delete.
-        delete: Vec<String>,
-    },
-    /// A component's bytes differ from what the lock pins.
-    #[error(
-        "generator {generator}: the component's sha256 is {actual}, but seams.lock pins {locked}; if the new component is the one you want, run `seams generate --update`"
-    )]
-    ComponentChanged {
-        /// The generator, as seams.toml names it.
-        generator: String,
-        /// The sha256 in the lock.
-        locked: String,
-        /// The sha256 of the file now.
-        actual: String,
-    },
-    /// Another seams run holds the project.
-    #[error(
-        "another seams run is writing the project {}; wait for it, or run again without --no-wait to wait",
-        path.display()
-    )]
-    Busy {
-        /// The project directory (the lock is on it).
-        path: PathBuf,
-    },
-    /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-}
-
-/// "out/a.html was edited since seams wrote it; generating would overwrite
-/// it", one clause per file for several, then what to do.
-fn hand_edited_message(overwrite: &[String], delete: &[String]) -> String {
-    let clause = |path: &String, would_delete: bool| {
-        let what = if would_delete {
-            "is no longer generated; generating would delete it"
-        } else {
-            "generating would overwrite it"
-        };
-        format!("{path} ({what})")
-    };
-    let mut files: Vec<String> = overwrite.iter().map(|p| clause(p, false)).collect();
-    files.extend(delete.iter().map(|p| clause(p, true)));
-    let head = match files.len() {
-        1 => "this file was edited since seams wrote it".to_owned(),
-        n => format!("{n} files were edited since seams wrote them"),
-    };
-    format!(
-        "{head}: {}; keep your changes elsewhere, or run `seams generate --force` to discard them",
-        files.join(", ")
-    )
-}
-
-/// One generator's successful run, with how the project names it.
-#[derive(Debug, Clone)]
-pub struct SourcedRun {
-    /// How `seams.toml` names the generator.
-    pub source: GeneratorSource,
-    /// What it produced.
-    pub run: GeneratorRun,
-}
-
-/// Every generator's result on the project's model, in memory.
-#[derive(Debug)]
-pub struct Generation {
-    /// The model's hash.
-    pub model_hash: String,
-    /// Generators that succeeded, in `seams.toml` order.
-    pub runs: Vec<SourcedRun>,
-    /// Generators that failed, in `seams.toml` order.
-    pub failures: Vec<(GeneratorSource, GeneratorError)>,
-}
+use crate::journal::recover;
+use crate::leftovers::Leftovers;
+use crate::output_dir::OutputDir;
+use crate::plan::{Context, generated_files, lock_for, locked_files, plan};
+use crate::progress::{Progress, Silent};
+use crate::project::{Project, posix};
+use crate::project_lock::{ProjectLock, Wait};
 
 /// What `seams generate` did.
 #[derive(Debug, Default)]
@@ -144,10 +50,6 @@ pub struct GenerateOptions<'a> {
     pub force: bool,
     /// Accept `.wasm` components whose bytes differ from the lock's pin.
     pub update: bool,
-    /// Testing hook: fail with an I/O error instead of the write (or
-    /// delete) after this many. Not part of the stable API.
-    #[doc(hidden)]
-    pub fail_after: Option<usize>,
     /// Told as each generator finishes.
     pub progress: &'a dyn Progress,
     /// Whether to wait for another run on the project to finish.
@@ -159,7 +61,6 @@ impl Default for GenerateOptions<'_> {
         GenerateOptions {
             force: false,
             update: false,
-            fail_after: None,
             progress: &Silent,
             wait: Wait::Block,
         }
@@ -171,345 +72,9 @@ impl std::fmt::Debug for GenerateOptions<'_> {
         f.debug_struct("GenerateOptions")
             .field("force", &self.force)
             .field("update", &self.update)
-            .field("fail_after", &self.fail_after)
             .field("wait", &self.wait)
             .finish_non_exhaustive()
     }
-}
-
-/// The label a generator source has in errors and in the lock.
-pub fn source_label(source: &GeneratorSource) -> String {
-    match source {
-        GeneratorSource::Builtin(name) => format!("builtin:{name}"),
-        GeneratorSource::Wasm { path, .. } => posix(path),
-    }
-}
-
-pub(crate) fn posix(path: &Path) -> String {
-    path.components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// A generator's component bytes: embedded for a built-in, read for a
-/// `.wasm`.
-fn component_bytes(
-    project: &Project,
-    source: &GeneratorSource,
-) -> Result<Cow<'static, [u8]>, GeneratorError> {
-    match source {
-        GeneratorSource::Builtin(name) => Ok(Cow::Borrowed(
-            crate::builtin::component(name).expect("manifest names only known built-ins"),
-        )),
-        GeneratorSource::Wasm { path, .. } => std::fs::read(project.root.join(path))
-            .map(Cow::Owned)
-            .map_err(|e| GeneratorError {
-                generator: source_label(source),
-                kind: GeneratorErrorKind::Protocol(format!("cannot read the component: {e}")),
-            }),
-    }
-}
-
-/// Compiles (or loads from the cache) a component, checking the pin in
-/// `seams.toml`.
-fn load_bytes(
-    runtime: &Runtime,
-    source: &GeneratorSource,
-    bytes: &[u8],
-) -> Result<LoadedGenerator, GeneratorError> {
-    let label = match source {
-        GeneratorSource::Builtin(name) => name.clone(),
-        GeneratorSource::Wasm { .. } => source_label(source),
-    };
-    let loaded = runtime.load(&label, bytes)?;
-    if let GeneratorSource::Wasm {
-        sha256: Some(pinned),
-        ..
-    } = source
-        && pinned != loaded.sha256()
-    {
-        return Err(GeneratorError {
-            generator: label,
-            kind: GeneratorErrorKind::Protocol(format!(
-                "the component's sha256 is {}, but seams.toml pins {pinned}; check where the file came from, then update sha256",
-                loaded.sha256()
-            )),
-        });
-    }
-    Ok(loaded)
-}
-
-pub(crate) fn load_generator(
-    project: &Project,
-    runtime: &Runtime,
-    source: &GeneratorSource,
-) -> Result<LoadedGenerator, GeneratorError> {
-    load_bytes(runtime, source, &component_bytes(project, source)?)
-}
-
-/// What a generation depends on, read once: the model, `seams.toml`'s
-/// hash, and every component's bytes.
-pub struct Inputs {
-    /// The loaded model.
-    pub model: Arc<Model>,
-    /// The sha256 of `seams.toml`.
-    pub manifest_sha256: String,
-    /// Per generator, in order: its component, or why it could not be read.
-    pub components: Vec<Result<ComponentBytes, GeneratorError>>,
-}
-
-/// A generator's component, read.
-pub struct ComponentBytes {
-    /// The component.
-    pub bytes: Cow<'static, [u8]>,
-    /// Their sha256.
-    pub sha256: String,
-}
-
-/// Reads what a generation depends on.
-///
-/// # Errors
-///
-/// The model or `seams.toml` cannot be read.
-pub fn read_inputs(project: &Project) -> Result<Inputs, GenerateError> {
-    let manifest = project.root.join(crate::project::MANIFEST);
-    let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
-        path: manifest,
-        source,
-    })?;
-    Ok(Inputs {
-        model: Arc::new(Model::load(&project.model_files)?),
-        manifest_sha256: sha256_hex(&manifest_bytes),
-        components: project
-            .generators
-            .iter()
-            .map(|source| {
-                let bytes = component_bytes(project, source)?;
-                let sha256 = sha256_hex(&bytes);
-                Ok(ComponentBytes { bytes, sha256 })
-            })
-            .collect(),
-    })
-}
-
-/// Every file a run gives, as (path in the output directory, bytes, the
-/// output it belongs to): each output, then its sidecar when it is traced.
-pub fn files_of(run: &GeneratorRun) -> Vec<(String, std::borrow::Cow<'_, str>, &Output)> {
-    let mut files = Vec::with_capacity(run.outputs.len() * 2);
-    for output in &run.outputs {
-        files.push((
-            output.path.clone(),
-            std::borrow::Cow::Borrowed(output.text.as_str()),
-            output,
-        ));
-        if let Some(lines) = &output.trace {
-            let sidecar = Trace {
-                generator: run.meta.name.clone(),
-                lines: lines.clone(),
-                output: output.path.clone(),
-                trace_version: TRACE_VERSION,
-            };
-            files.push((
-                sidecar_path(&output.path),
-                std::borrow::Cow::Owned(sidecar.to_json()),
-                output,
-            ));
-        }
-    }
-    files
-}
-
-/// Loads the model and runs every generator in parallel, writing nothing.
-///
-/// # Errors
-///
-/// The model cannot be loaded. A generator's failure is reported in
-/// [`Generation::failures`] and does not stop the others.
-pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation, GenerateError> {
-    Ok(run_with_inputs(project, runtime, &read_inputs(project)?))
-}
-
-/// Runs every generator on already-read inputs, in parallel.
-pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) -> Generation {
-    run_reporting_progress(project, runtime, inputs, &Silent)
-}
-
-/// [`run_with_inputs`], telling `progress` as each generator finishes.
-pub(crate) fn run_reporting_progress(
-    project: &Project,
-    runtime: &Runtime,
-    inputs: &Inputs,
-    progress: &dyn Progress,
-) -> Generation {
-    let model = &inputs.model;
-    progress.start("generating", Some(project.generators.len() as u64));
-    let results: Vec<Result<GeneratorRun, GeneratorError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = project
-            .generators
-            .iter()
-            .zip(&inputs.components)
-            .map(|(source, component)| {
-                scope.spawn(move || {
-                    let result = component
-                        .as_ref()
-                        .map_err(clone_error)
-                        .and_then(|component| load_bytes(runtime, source, &component.bytes))
-                        .and_then(|loaded| runtime.run(&loaded, model, &project.limits));
-                    progress.advance(1, &source_label(source));
-                    result
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a generator thread panicked"))
-            .collect()
-    });
-    progress.finish();
-
-    let mut generation = Generation {
-        model_hash: model.hash().to_owned(),
-        runs: Vec::new(),
-        failures: Vec::new(),
-    };
-    let mut claimed: std::collections::BTreeMap<String, String> = Default::default();
-    for (source, result) in project.generators.iter().zip(results) {
-        let run = match result {
-            Ok(run) => run,
-            Err(e) => {
-                generation.failures.push((source.clone(), e));
-                continue;
-            }
-        };
-        // Two generators may not write the same file.
-        let clash = run.outputs.iter().find_map(|o| {
-            claimed
-                .get(&o.path)
-                .map(|owner| (o.path.clone(), owner.clone()))
-        });
-        if let Some((path, owner)) = clash {
-            generation.failures.push((
-                source.clone(),
-                GeneratorError {
-                    generator: source_label(source),
-                    kind: GeneratorErrorKind::Protocol(format!(
-                        "returned {path:?}, which generator {owner} also writes"
-                    )),
-                },
-            ));
-            continue;
-        }
-        for o in &run.outputs {
-            claimed.insert(o.path.clone(), run.meta.name.clone());
-        }
-        generation.runs.push(SourcedRun {
-            source: source.clone(),
-            run,
-        });
-    }
-    generation
-}
-
-fn clone_error(e: &GeneratorError) -> GeneratorError {
-    GeneratorError {
-        generator: e.generator.clone(),
-        kind: GeneratorErrorKind::Protocol(e.kind.to_string()),
-    }
-}
-
-/// Reads the project's lock, if there is one.
-///
-/// # Errors
-///
-/// An unreadable or invalid lock.
-pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
-    read_record(project, LOCK_FILE, Lock::parse)
-}
-
-/// Reads the record `name` in the project directory (the lock or the
-/// journal) with `parse`, which gets its path and text; `None` when there
-/// is none.
-pub(crate) fn read_record<T>(
-    project: &Project,
-    name: &str,
-    parse: fn(&str, &str) -> Result<T, crate::lock::LockError>,
-) -> Result<Option<T>, GenerateError> {
-    let path = project.root.join(name);
-    let shown = path.display().to_string();
-    match std::fs::read(&path) {
-        Ok(bytes) => {
-            let text =
-                seams_model::input_text::decode(&bytes).map_err(|e| crate::lock::LockError {
-                    path: shown.clone(),
-                    message: e.to_string(),
-                })?;
-            Ok(Some(parse(&shown, text)?))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(GenerateError::Io { path, source }),
-    }
-}
-
-/// The lock a generation gives. A failed generator keeps its entries from
-/// `previous`, since its files were left as they were.
-pub fn lock_for(
-    project: &Project,
-    inputs: &Inputs,
-    generation: &Generation,
-    previous: Option<&Lock>,
-) -> Lock {
-    let out_dir = posix(&project.output_dir);
-    // A failed generator's entries are the old ones: the lock must not
-    // claim that this seams.toml was generated, or the next generate would
-    // find everything "up to date" and not run the generator again.
-    let manifest_sha256 = if generation.failures.is_empty() {
-        inputs.manifest_sha256.clone()
-    } else {
-        String::new()
-    };
-    let mut lock = Lock {
-        lock_version: LOCK_VERSION,
-        seams_version: env!("CARGO_PKG_VERSION").to_owned(),
-        model_hash: generation.model_hash.clone(),
-        manifest_sha256,
-        generators: Vec::new(),
-        outputs: Vec::new(),
-    };
-    for SourcedRun { source, run } in &generation.runs {
-        lock.generators.push(LockedGenerator {
-            name: run.meta.name.clone(),
-            version: run.meta.version.clone(),
-            source: source_label(source),
-            component_sha256: run.component_sha256.clone(),
-        });
-        for (path, bytes, output) in files_of(run) {
-            lock.outputs.push(LockedOutput {
-                path: format!("{out_dir}/{path}"),
-                sha256: sha256_hex(bytes.as_bytes()),
-                generator: run.meta.name.clone(),
-                generator_version: run.meta.version.clone(),
-                component_sha256: run.component_sha256.clone(),
-                sources: output.sources.clone(),
-            });
-        }
-    }
-    if let Some(previous) = previous {
-        for (source, _) in &generation.failures {
-            let label = source_label(source);
-            for g in previous.generators.iter().filter(|g| g.source == label) {
-                lock.generators.push(g.clone());
-                lock.outputs.extend(
-                    previous
-                        .outputs
-                        .iter()
-                        .filter(|o| o.generator == g.name)
-                        .cloned(),
-                );
-            }
-        }
-    }
-    lock
 }
 
 /// `seams generate`: runs every generator and brings the output directory
@@ -540,15 +105,42 @@ pub fn generate(
     runtime: &Runtime,
     options: &GenerateOptions,
 ) -> Result<GenerateReport, GenerateError> {
+    generate_on(project, runtime, options, &mut |project| {
+        Ok(Box::new(Dirs::open(project)?))
+    })
+}
+
+/// Opens the file system a plan is applied to.
+pub(crate) type OpenFs<'a> = dyn FnMut(&Project) -> Result<Box<dyn ProjectFs>, GenerateError> + 'a;
+
+/// [`generate`], applying the plan to the file system `open_fs` gives
+/// (called only when there is something to write).
+pub(crate) fn generate_on(
+    project: &Project,
+    runtime: &Runtime,
+    options: &GenerateOptions,
+    open_fs: &mut OpenFs<'_>,
+) -> Result<GenerateReport, GenerateError> {
     let _running = ProjectLock::exclusive(project, options.wait)?;
-    let locked = read_lock(project)?;
+    let locked = read_lock_and_text(project)?;
     let journal = read_journal(project)?;
     let inputs = read_inputs(project)?;
-    if let Some(lock) = &locked
+    if let Some((lock, _)) = &locked
         && !options.update
+        && let Some(changed) = changed_components(project, &inputs, lock)
+            .into_iter()
+            .next()
     {
-        check_pins(project, &inputs, lock)?;
+        return Err(GenerateError::ComponentChanged {
+            generator: changed.label,
+            locked: changed.locked,
+            actual: changed.actual,
+        });
     }
+    let (locked, lock_text) = match locked {
+        Some((lock, text)) => (Some(lock), Some(text)),
+        None => (None, None),
+    };
     let out_path = project.output_path();
     let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
     let existing = OutputDir::open_existing(&out_path).map_err(io(out_path.clone()))?;
@@ -579,270 +171,54 @@ pub fn generate(
             ..GenerateReport::default()
         });
     }
-    let audits = crate::audit::audit(project, &generation, previous.as_ref(), existing.as_ref())?;
-    let out_prefix = posix(&project.output_dir);
-    let shown = |path: &str| format!("{out_prefix}/{path}");
-    if !options.force {
-        let edited = |state: FileState| -> Vec<String> {
-            audits
-                .iter()
-                .filter(|a| a.state == state)
-                .map(|a| shown(&a.path))
-                .collect()
-        };
-        let (overwrite, delete) = (
-            edited(FileState::HandEdited),
-            edited(FileState::EditedOrphan),
-        );
-        if !overwrite.is_empty() || !delete.is_empty() {
-            return Err(GenerateError::HandEdited { overwrite, delete });
-        }
-    }
-    // Created only now that there is something to write.
-    let out = match existing {
-        Some(out) => out,
-        None => OutputDir::open(&out_path).map_err(io(out_path.clone()))?,
+    let generated = generated_files(&generation);
+    let locked_files = locked_files(project, &generation, previous.as_ref())?;
+    let disk = match &existing {
+        Some(out) => out
+            .hashes(generated.keys().chain(locked_files.keys()))
+            .map_err(|(path, source)| GenerateError::Io {
+                path: out_path.join(path),
+                source,
+            })?,
+        None => Default::default(),
     };
-
-    let mut report = GenerateReport::default();
+    let lock = lock_for(project, &inputs, &generation, previous.as_ref());
+    let out_prefix = posix(&project.output_dir);
+    let plan = plan(
+        audit(&generated, &locked_files, &disk),
+        Context {
+            force: options.force,
+            out_prefix: &out_prefix,
+            lock: &lock,
+            current_lock_text: lock_text.as_deref(),
+            old_journal: journal.is_some(),
+            leftovers,
+        },
+    );
+    let shown = |path: &String| format!("{out_prefix}/{path}");
+    if plan.is_refused() {
+        return Err(GenerateError::HandEdited {
+            overwrite: plan.refused_overwrites.iter().map(shown).collect(),
+            delete: plan.refused_deletes.iter().map(shown).collect(),
+        });
+    }
+    let mut report = GenerateReport {
+        unchanged: plan.unchanged.iter().map(shown).collect(),
+        ..GenerateReport::default()
+    };
     for SourcedRun { run, .. } in &generation.runs {
         for line in &run.log {
             report.log.push(format!("{}: {line}", run.meta.name));
         }
     }
-    let mut budget = options.fail_after;
-    let mut step = |path: &Path| -> Result<(), GenerateError> {
-        match &mut budget {
-            Some(0) => Err(GenerateError::Io {
-                path: path.to_owned(),
-                source: std::io::Error::other("injected fault"),
-            }),
-            Some(n) => {
-                *n -= 1;
-                Ok(())
-            }
-            None => Ok(()),
-        }
-    };
-    let lock = lock_for(project, &inputs, &generation, previous.as_ref());
-    let lock_text = lock.to_text();
-
-    // The plan: what to write, what to delete.
-    let mut writes = Vec::new();
-    let mut deletes = Vec::new();
-    for a in &audits {
-        match (a.state, &a.generated) {
-            (FileState::Missing | FileState::Stale | FileState::HandEdited, Some(bytes)) => {
-                writes.push((a.path.as_str(), bytes.as_str()))
-            }
-            (FileState::Orphan | FileState::EditedOrphan, _) => deletes.push(a.path.as_str()),
-            (FileState::Current | FileState::Unlocked, Some(_)) => {
-                report.unchanged.push(shown(&a.path))
-            }
-            _ => {}
-        }
-    }
-
-    // The record of intent first, durably: from here on every file this
-    // run writes or deletes is recognised as seams's by the next run.
-    let journal_path = project.root.join(JOURNAL_FILE);
-    let journaled = !writes.is_empty() || !deletes.is_empty();
-    if journaled {
-        let written: BTreeSet<String> = writes.iter().map(|(p, _)| shown(p)).collect();
-        let intent = Journal {
-            journal_version: JOURNAL_VERSION,
-            writes: lock
-                .outputs
-                .iter()
-                .filter(|o| written.contains(&o.path))
-                .map(|o| JournalWrite {
-                    path: o.path.clone(),
-                    sha256: o.sha256.clone(),
-                    generator: o.generator.clone(),
-                })
-                .collect(),
-            deletes: deletes.iter().map(|p| shown(p)).collect(),
-        };
-        step(&journal_path)?;
-        root.write(JOURNAL_FILE, intent.to_text().as_bytes())
-            .map_err(io(journal_path.clone()))?;
-        root.sync_dir("").map_err(io(project.root.clone()))?;
-    }
-    report.leftovers = leftovers.remove(&root, &out, project)?;
-    // Written as a batch: every file staged, then synced, then renamed.
-    let mut touched: BTreeSet<&str> = BTreeSet::new();
-    let mut staged = Vec::with_capacity(writes.len());
-    for (path, bytes) in &writes {
-        let full = out_path.join(path);
-        step(&full)?;
-        staged.push((path, out.stage(path, bytes.as_bytes()).map_err(io(full))?));
-    }
-    match staged.as_slice() {
-        [] => {}
-        [(path, file)] => file.sync().map_err(io(out_path.join(path)))?,
-        [(path, file), ..] => file.sync_file_system().map_err(io(out_path.join(path)))?,
-    }
-    for (path, file) in staged {
-        file.rename().map_err(io(out_path.join(path)))?;
-        report.written.push(shown(path));
-        touched.insert(parent_dir(path));
-    }
-    for path in &deletes {
-        let full = out_path.join(path);
-        step(&full)?;
-        out.remove(path).map_err(io(full))?;
-        report.deleted.push(shown(path));
-        touched.insert(parent_dir(path));
-    }
-    for dir in touched {
-        out.sync_dir(dir).map_err(io(out_path.join(dir)))?;
-    }
-
-    // The lock last: until it is replaced, the old lock and the journal
-    // describe the files.
+    // The output directory is created only now that there is something
+    // to write.
+    let mut fs = open_fs(project)?;
+    let applied = apply(project, &plan, fs.as_mut())?;
+    report.written = applied.written;
+    report.deleted = applied.deleted;
+    report.leftovers = applied.leftovers;
+    report.lock_written = applied.lock_written;
     report.failures = generation.failures.into_iter().map(|(_, e)| e).collect();
-    let lock_path = project.root.join(LOCK_FILE);
-    let current = root.read(LOCK_FILE).map_err(io(lock_path.clone()))?;
-    if current.as_deref() != Some(lock_text.as_bytes()) {
-        step(&lock_path)?;
-        root.write(LOCK_FILE, lock_text.as_bytes())
-            .map_err(io(lock_path))?;
-        report.lock_written = true;
-    }
-    if journal.is_some() || journaled {
-        root.remove(JOURNAL_FILE).map_err(io(journal_path))?;
-    }
-    root.sync_dir("").map_err(io(project.root.clone()))?;
     Ok(report)
-}
-
-/// The directory of an output path, `""` for the output directory itself.
-fn parent_dir(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(dir, _)| dir)
-}
-
-/// Temporary files a killed run left: in the output directory (any depth)
-/// and beside the lock.
-#[derive(Debug, Default)]
-pub(crate) struct Leftovers {
-    /// Relative to the project directory.
-    root: Vec<String>,
-    /// Relative to the output directory.
-    out: Vec<String>,
-}
-
-impl Leftovers {
-    pub(crate) fn find(
-        root: &OutputDir,
-        out: Option<&OutputDir>,
-        project: &Project,
-    ) -> Result<Leftovers, GenerateError> {
-        let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
-        Ok(Leftovers {
-            root: root.leftovers(false).map_err(io(project.root.clone()))?,
-            out: match out {
-                Some(out) => out.leftovers(true).map_err(io(project.output_path()))?,
-                None => Vec::new(),
-            },
-        })
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.root.is_empty() && self.out.is_empty()
-    }
-
-    /// Every leftover, project-relative.
-    pub(crate) fn paths(&self, project: &Project) -> Vec<String> {
-        let out_prefix = posix(&project.output_dir);
-        let mut paths: Vec<String> = self.root.clone();
-        paths.extend(self.out.iter().map(|p| format!("{out_prefix}/{p}")));
-        paths.sort();
-        paths
-    }
-
-    /// Deletes them; gives what was deleted, project-relative.
-    fn remove(
-        &self,
-        root: &OutputDir,
-        out: &OutputDir,
-        project: &Project,
-    ) -> Result<Vec<String>, GenerateError> {
-        let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
-        for path in &self.root {
-            root.remove(path).map_err(io(project.root.join(path)))?;
-        }
-        for path in &self.out {
-            out.remove(path)
-                .map_err(io(project.output_path().join(path)))?;
-        }
-        Ok(self.paths(project))
-    }
-}
-
-/// Refuses a `.wasm` whose bytes differ from the component the lock pins.
-/// Built-ins are pinned by the seams version instead.
-fn check_pins(project: &Project, inputs: &Inputs, lock: &Lock) -> Result<(), GenerateError> {
-    for (source, component) in project.generators.iter().zip(&inputs.components) {
-        let (GeneratorSource::Wasm { .. }, Ok(ComponentBytes { sha256: actual, .. })) =
-            (source, component)
-        else {
-            continue;
-        };
-        let label = source_label(source);
-        if let Some(locked) = lock.generators.iter().find(|g| g.source == label)
-            && &locked.component_sha256 != actual
-        {
-            return Err(GenerateError::ComponentChanged {
-                generator: label,
-                locked: locked.component_sha256.clone(),
-                actual: actual.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Whether the seams version, the model, `seams.toml`, every component and
-/// every locked file are exactly as the lock records them (`out` is the
-/// output directory when it exists).
-pub(crate) fn up_to_date(
-    project: &Project,
-    inputs: &Inputs,
-    lock: &Lock,
-    out: Option<&OutputDir>,
-) -> Result<bool, GenerateError> {
-    if lock.model_hash != inputs.model.hash()
-        || lock.seams_version != env!("CARGO_PKG_VERSION")
-        || lock.manifest_sha256 != inputs.manifest_sha256
-        || lock.generators.len() != project.generators.len()
-    {
-        return Ok(false);
-    }
-    for (source, component) in project.generators.iter().zip(&inputs.components) {
-        let Ok(ComponentBytes { sha256: sha, .. }) = component else {
-            return Ok(false);
-        };
-        let label = source_label(source);
-        if !lock
-            .generators
-            .iter()
-            .any(|g| g.source == label && &g.component_sha256 == sha)
-        {
-            return Ok(false);
-        }
-    }
-    for entry in &lock.outputs {
-        let rel = crate::audit::locked_path(project, &entry.path)?;
-        let Some(out) = out else {
-            return Ok(false);
-        };
-        let disk = out.read(&rel).map_err(|source| GenerateError::Io {
-            path: project.output_path().join(&rel),
-            source,
-        })?;
-        if disk.as_deref().map(sha256_hex).as_deref() != Some(entry.sha256.as_str()) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }

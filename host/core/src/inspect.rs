@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::generate::{GenerateError, load_generator, source_label};
+use crate::error::GenerateError;
+use crate::inputs::load_generator;
 use crate::project::{GeneratorSource, Project};
 use seams_model::{Model, sha256_hex};
 use seams_runtime::{GeneratorError, Limits, Meta, PROTOCOL_VERSION, Runtime};
@@ -136,7 +137,7 @@ pub fn inspect(runtime: &Runtime, path: &Path) -> Result<Inspection, InspectErro
 pub fn view(project: &Project, runtime: &Runtime, name: &str) -> Result<String, InspectError> {
     // As the error below lists it (`builtin:htmx`), or as seams.toml says it.
     let matches = |source: &GeneratorSource| {
-        source_label(source) == name
+        source.label() == name
             || match source {
                 GeneratorSource::Builtin(builtin) => builtin == name,
                 GeneratorSource::Wasm { path, .. } => Path::new(name) == path.as_path(),
@@ -148,7 +149,7 @@ pub fn view(project: &Project, runtime: &Runtime, name: &str) -> Result<String, 
             known: project
                 .generators
                 .iter()
-                .map(source_label)
+                .map(GeneratorSource::label)
                 .collect::<Vec<_>>()
                 .join(", "),
         });

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::audit::locked_path;
-use crate::generate::GenerateError;
+use crate::error::GenerateError;
 use crate::lock::{LOCK_VERSION, Lock, LockError, LockedOutput};
 use crate::output_dir::OutputDir;
 use crate::project::Project;
@@ -56,7 +56,7 @@ impl Journal {
     ///
     /// Invalid JSON, a wrong shape or an unknown version.
     pub fn parse(path: &str, text: &str) -> Result<Journal, LockError> {
-        let error = |message: String| LockError {
+        let error = |message: String| LockError::Invalid {
             path: path.to_owned(),
             message,
         };
@@ -79,15 +79,6 @@ impl Journal {
     }
 }
 
-/// Reads the project's journal, if an interrupted run left one.
-///
-/// # Errors
-///
-/// An unreadable or invalid journal.
-pub fn read_journal(project: &Project) -> Result<Option<Journal>, GenerateError> {
-    crate::generate::read_record(project, JOURNAL_FILE, Journal::parse)
-}
-
 /// The lock as the disk stands after an interrupted run: `lock` (or an
 /// empty one) with every journaled write whose bytes are on disk, and
 /// without every journaled deletion that happened. The result is marked
@@ -108,10 +99,11 @@ pub fn recover(
         seams_version: String::new(),
         model_hash: String::new(),
         manifest_sha256: String::new(),
+        incomplete: true,
         generators: Vec::new(),
         outputs: Vec::new(),
     });
-    lock.manifest_sha256 = String::new();
+    lock.incomplete = true;
     let on_disk = |lock_path: &str| -> Result<Option<String>, GenerateError> {
         let rel = locked_path(project, lock_path)?;
         let Some(out) = out else { return Ok(None) };

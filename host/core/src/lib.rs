@@ -22,33 +22,119 @@
 
 #![deny(missing_docs)]
 
+mod apply;
 mod audit;
 pub mod builtin;
 mod check;
+mod error;
 mod generate;
+mod generation;
+mod inputs;
 mod inspect;
 mod journal;
+mod leftovers;
 mod lock;
 mod output_dir;
+mod plan;
 mod progress;
 mod project;
 mod project_lock;
 mod trace_view;
 
-pub use audit::{FileAudit, FileState, audit, locked_path};
-pub use check::{CHECK_VERSION, CheckReport, Problem, check, check_with};
-pub use generate::{
-    ComponentBytes, GenerateError, GenerateOptions, GenerateReport, Generation, Inputs, SourcedRun,
-    files_of, generate, lock_for, read_inputs, read_lock, run_generators, run_with_inputs,
-    source_label,
-};
+pub use audit::FileState;
+pub use check::{CHECK_VERSION, CheckReport, Problem, ProblemKind, check, check_with};
+pub use error::GenerateError;
+pub use generate::{GenerateOptions, GenerateReport, generate};
+pub use generation::{GeneratedFile, Generation, SourcedRun, run_generators, run_with_inputs};
+pub use inputs::{ComponentBytes, Inputs, read_inputs, read_lock};
 pub use inspect::{InspectError, Inspection, inspect, view};
-pub use journal::{JOURNAL_FILE, JOURNAL_VERSION, Journal, JournalWrite};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
-pub use output_dir::{OutputDir, Staged};
+pub use output_dir::OutputDir;
 pub use progress::{Progress, Silent};
 pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
 pub use project_lock::Wait;
 pub use trace_view::{
     LineView, OriginView, TermView, TraceView, TraceViewError, parse_target, trace_view,
 };
+
+/// Hooks for seams' own tests; not part of the stable API.
+#[doc(hidden)]
+pub mod testing {
+    use std::io;
+
+    use seams_runtime::Runtime;
+
+    use crate::apply::{Dirs, ProjectFs};
+    use crate::generate::generate_on;
+    use crate::output_dir::Staged;
+    use crate::{GenerateError, GenerateOptions, GenerateReport, Project};
+
+    /// [`generate`](crate::generate), with the file operations that write
+    /// or delete (the journal, each staged output, each deletion, the
+    /// lock) failing with an "injected fault" I/O error from the
+    /// `fail_after`-th on (counting from 0).
+    ///
+    /// # Errors
+    ///
+    /// As `generate`, and the injected fault.
+    pub fn generate_failing_after(
+        project: &Project,
+        runtime: &Runtime,
+        options: &GenerateOptions,
+        fail_after: usize,
+    ) -> Result<GenerateReport, GenerateError> {
+        generate_on(project, runtime, options, &mut |project| {
+            Ok(Box::new(Faulty {
+                inner: Dirs::open(project)?,
+                left: fail_after,
+            }))
+        })
+    }
+
+    /// Real directories whose writes and deletions fail after a count.
+    struct Faulty {
+        inner: Dirs,
+        left: usize,
+    }
+
+    impl Faulty {
+        fn step(&mut self) -> io::Result<()> {
+            match self.left.checked_sub(1) {
+                Some(left) => {
+                    self.left = left;
+                    Ok(())
+                }
+                None => Err(io::Error::other("injected fault")),
+            }
+        }
+    }
+
+    impl ProjectFs for Faulty {
+        fn write_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+            self.step()?;
+            self.inner.write_record(name, bytes)
+        }
+
+        fn remove_record(&mut self, name: &str) -> io::Result<()> {
+            self.inner.remove_record(name)
+        }
+
+        fn sync_project_dir(&mut self) -> io::Result<()> {
+            self.inner.sync_project_dir()
+        }
+
+        fn stage(&mut self, path: &str, bytes: &[u8]) -> io::Result<Staged> {
+            self.step()?;
+            self.inner.stage(path, bytes)
+        }
+
+        fn remove_output(&mut self, path: &str) -> io::Result<()> {
+            self.step()?;
+            self.inner.remove_output(path)
+        }
+
+        fn sync_output_dir(&mut self, dir: &str) -> io::Result<()> {
+            self.inner.sync_output_dir(dir)
+        }
+    }
+}

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 /// The lock's file name, in the project directory.
 pub const LOCK_FILE: &str = "seams.lock";
 
-/// The lock format's version.
-pub const LOCK_VERSION: u32 = 1;
+/// The lock format's version. 2 added `incomplete` (1 marked an
+/// incomplete run with an empty `manifest_sha256`).
+pub const LOCK_VERSION: u32 = 2;
 
 /// A whole `seams.lock`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,9 +27,13 @@ pub struct Lock {
     pub seams_version: String,
     /// The model hash the outputs were generated from.
     pub model_hash: String,
-    /// The sha256 of `seams.toml` when they were generated; empty when a
-    /// generator failed then, so that the next generate runs again.
+    /// The sha256 of `seams.toml` when they were generated.
     pub manifest_sha256: String,
+    /// A generator failed, or a run was interrupted: some outputs are not
+    /// what this `seams.toml` and model give, so the next generate runs
+    /// every generator whatever else matches.
+    #[serde(default)]
+    pub incomplete: bool,
     /// Every generator that ran, sorted by name.
     pub generators: Vec<LockedGenerator>,
     /// Every output, sorted by path.
@@ -67,35 +72,77 @@ pub struct LockedOutput {
     pub sources: Vec<String>,
 }
 
-/// Why the lock could not be read.
+/// Why the lock (or the journal beside it) could not be read.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {message}; delete it and run `seams generate` to write a new one")]
-pub struct LockError {
-    /// The lock file.
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
+pub enum LockError {
+    /// Not a lock this or any seams wrote.
+    #[error("{path}: {message}; delete it and run `seams generate` to write a new one")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A lock of a newer format, written by a newer seams.
+    #[error(
+        "{path}: lock_version {found} is newer than {supported}, the newest this seams reads; upgrade seams, or generate with the seams that wrote it (seams_version {written_by})"
+    )]
+    Newer {
+        /// The file.
+        path: String,
+        /// Its format version.
+        found: u32,
+        /// The newest this seams reads.
+        supported: u32,
+        /// The seams version that wrote it, as the file says, quoted.
+        written_by: String,
+    },
 }
 
 impl Lock {
-    /// Parses a lock's text; `path` names it in errors.
+    /// Parses a lock's text; `path` names it in errors. A lock of an older
+    /// format is read as this format (and rewritten by the next generate);
+    /// one of a newer format is refused.
     ///
     /// # Errors
     ///
-    /// Invalid JSON, a wrong shape or an unknown version.
+    /// Invalid JSON, a wrong shape, or a version this seams does not read.
     pub fn parse(path: &str, text: &str) -> Result<Lock, LockError> {
-        let lock: Lock = serde_json::from_str(text).map_err(|e| LockError {
+        let error = |message: String| LockError::Invalid {
             path: path.to_owned(),
-            message: seams_model::input_text::cut(&e.to_string()),
-        })?;
-        if lock.lock_version != LOCK_VERSION {
-            return Err(LockError {
-                path: path.to_owned(),
-                message: format!(
-                    "lock_version {} is not {LOCK_VERSION}, the version this seams writes",
-                    lock.lock_version
-                ),
-            });
+            message,
+        };
+        // The version first, so that a newer lock is named as one rather
+        // than as a shape this seams does not know.
+        #[derive(Deserialize)]
+        struct Version {
+            lock_version: u32,
+            #[serde(default)]
+            seams_version: String,
+        }
+        let version: Version = serde_json::from_str(text)
+            .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
+        match version.lock_version {
+            1 | LOCK_VERSION => {}
+            newer if newer > LOCK_VERSION => {
+                return Err(LockError::Newer {
+                    path: path.to_owned(),
+                    found: newer,
+                    supported: LOCK_VERSION,
+                    written_by: seams_model::input_text::echo(&version.seams_version),
+                });
+            }
+            other => {
+                return Err(error(format!(
+                    "lock_version {other} is not a format seams ever wrote (1 to {LOCK_VERSION})"
+                )));
+            }
+        }
+        let mut lock: Lock = serde_json::from_str(text)
+            .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
+        if lock.lock_version == 1 {
+            // Format 1 marked an incomplete run with an empty hash.
+            lock.incomplete = lock.manifest_sha256.is_empty();
         }
         Ok(lock)
     }
@@ -118,10 +165,11 @@ mod tests {
 
     fn lock() -> Lock {
         Lock {
-            lock_version: 1,
+            lock_version: LOCK_VERSION,
             seams_version: "0.1.0".into(),
             model_hash: "ab".into(),
             manifest_sha256: "ef".into(),
+            incomplete: false,
             generators: vec![LockedGenerator {
                 name: "htmx".into(),
                 version: "0.1.0".into(),
@@ -165,10 +213,50 @@ mod tests {
             .to_string();
         assert!(err.starts_with("p/seams.lock: "), "{err}");
         assert!(err.contains("seams generate"), "{err}");
+        let err = Lock::parse("seams.lock", "{\"lock_version\": 0}")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("lock_version 0 is not a format"), "{err}");
+    }
+
+    #[test]
+    fn a_newer_lock_is_refused_naming_both_versions() {
         let text = lock()
             .to_text()
-            .replace("\"lock_version\": 1", "\"lock_version\": 9");
-        let err = Lock::parse("seams.lock", &text).unwrap_err().to_string();
-        assert!(err.contains("lock_version 9"), "{err}");
+            .replace("\"lock_version\": 2", "\"lock_version\": 9")
+            .replace("\"0.1.0\",\n  \"model_hash", "\"7.0.0\",\n  \"model_hash");
+        let err = Lock::parse("seams.lock", &text).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                LockError::Newer {
+                    found: 9,
+                    supported: 2,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        let err = err.to_string();
+        assert!(err.contains("lock_version 9 is newer than 2"), "{err}");
+        assert!(err.contains("seams_version \"7.0.0\""), "{err}");
+        assert!(!err.contains("delete it"), "{err}");
+    }
+
+    #[test]
+    fn a_format_1_lock_is_read_with_its_incomplete_state() {
+        let v1 = |manifest: &str| {
+            format!(
+                "{{\"lock_version\": 1, \"seams_version\": \"0.1.0\", \"model_hash\": \"ab\", \"manifest_sha256\": \"{manifest}\", \"generators\": [], \"outputs\": []}}"
+            )
+        };
+        let complete = Lock::parse("seams.lock", &v1("ef")).unwrap();
+        assert!(!complete.incomplete);
+        assert_eq!(
+            complete.lock_version, 1,
+            "kept, so the next generate rewrites it"
+        );
+        let incomplete = Lock::parse("seams.lock", &v1("")).unwrap();
+        assert!(incomplete.incomplete);
     }
 }

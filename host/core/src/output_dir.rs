@@ -67,6 +67,28 @@ impl OutputDir {
         }
     }
 
+    /// The sha256 of each of `paths` that is a file here, by path.
+    ///
+    /// # Errors
+    ///
+    /// The path and the error of a file that cannot be read.
+    pub(crate) fn hashes<'a>(
+        &self,
+        paths: impl IntoIterator<Item = &'a String>,
+    ) -> Result<std::collections::BTreeMap<String, String>, (String, std::io::Error)> {
+        let mut hashes = std::collections::BTreeMap::new();
+        for path in paths {
+            match self.read(path) {
+                Ok(Some(bytes)) => {
+                    hashes.insert(path.clone(), seams_model::sha256_hex(&bytes));
+                }
+                Ok(None) => {}
+                Err(e) => return Err((path.clone(), e)),
+            }
+        }
+        Ok(hashes)
+    }
+
     /// Deletes the file `rel`; a file already gone is not an error.
     ///
     /// # Errors

@@ -63,6 +63,25 @@ pub enum GeneratorSource {
     },
 }
 
+impl GeneratorSource {
+    /// How the lock and `seams check` name the generator: `builtin:NAME`,
+    /// or the `.wasm` path with `/` separators.
+    pub fn label(&self) -> String {
+        match self {
+            GeneratorSource::Builtin(name) => format!("builtin:{name}"),
+            GeneratorSource::Wasm { path, .. } => posix(path),
+        }
+    }
+}
+
+/// `path` with `/` separators, as the lock writes paths on every platform.
+pub(crate) fn posix(path: &Path) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 impl std::fmt::Display for GeneratorSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

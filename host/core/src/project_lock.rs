@@ -9,7 +9,7 @@
 use std::fs::{File, TryLockError};
 use std::path::PathBuf;
 
-use crate::generate::GenerateError;
+use crate::error::GenerateError;
 use crate::project::Project;
 
 /// Whether to wait for another run to finish.

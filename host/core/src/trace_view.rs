@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::generate::{GenerateError, load_generator, read_lock};
+use crate::error::GenerateError;
+use crate::inputs::{load_generator, read_lock};
 use crate::project::Project;
 use seams_model::Model;
 use seams_runtime::Runtime;
@@ -182,7 +183,7 @@ pub fn trace_view(
         .strip_prefix(&project.output_dir)
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .unwrap_or_else(|_| output.to_owned());
-    let out_shown = crate::generate::posix(&project.output_dir);
+    let out_shown = crate::project::posix(&project.output_dir);
     if let Some(traced) = output.strip_suffix(SIDECAR_SUFFIX) {
         return Err(TraceViewError::IsSidecar {
             output: output.to_owned(),
@@ -291,11 +292,7 @@ fn template_sources(
         .as_ref()
         .and_then(|l| l.generators.iter().find(|g| g.name == name))
         .map(|g| g.source.clone());
-    let Some(source) = project
-        .generators
-        .iter()
-        .find(|s| Some(crate::generate::source_label(s)) == label)
-    else {
+    let Some(source) = project.generators.iter().find(|s| Some(s.label()) == label) else {
         return Ok(Vec::new());
     };
     let loaded = load_generator(project, runtime, source)?;

@@ -14,7 +14,7 @@
 //! let runtime = Runtime::new(None)?;
 //! let bytes = std::fs::read("generator.wasm")?;
 //! let generator = runtime.load("generator.wasm", &bytes)?;
-//! let model = seams_model::Model::load(&["model.ttl"])?;
+//! let model = std::sync::Arc::new(seams_model::Model::load(&["model.ttl"])?);
 //! let run = runtime.run(&generator, &model, &Limits::default())?;
 //! for output in &run.outputs {
 //!     println!("{}", output.path);
@@ -40,7 +40,9 @@ mod since_v0_1_0;
 pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 pub use limits::Limits;
 pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
-pub use runtime::{GeneratorRun, LoadedGenerator, Meta, Output, Runtime};
+pub use runtime::{
+    GENERATOR_NAME_RULE, GeneratorRun, LoadedGenerator, Meta, Output, Runtime, is_generator_name,
+};
 pub use since_v0_1_0::PROTOCOL_VERSION;
 
 /// Hooks for seams' own tests and benchmarks; not part of the stable API.

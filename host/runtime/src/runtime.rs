@@ -10,7 +10,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store, Trap};
 
 use seams_model::{Model, sha256_hex};
-use seams_templates::{Rendered, Syntax, TemplateService, TraceLine};
+use seams_templates::{Rendered, Syntax, TemplateService, TraceLine, sources_of};
 
 use crate::cache;
 use crate::error::{GeneratorError, GeneratorErrorKind, RuntimeError};
@@ -36,6 +36,20 @@ pub struct Meta {
     pub syntax: Syntax,
     /// Its templates (name, source), in the order given.
     pub templates: Vec<(String, String)>,
+}
+
+/// What a generator's name must be: it names the generator in the lock,
+/// in messages and as a package, so it is kept plain.
+pub const GENERATOR_NAME_RULE: &str =
+    "a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters";
+
+/// Whether `name` follows [`GENERATOR_NAME_RULE`].
+pub fn is_generator_name(name: &str) -> bool {
+    (1..=40).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// One file a generator returned.
@@ -468,11 +482,7 @@ fn run_steps(
             .call_trace(&mut *store, &view)?
             .map_err(|e| reported("trace", e))?;
         for entry in traces {
-            let Some(output) = outputs.iter_mut().find(|o| o.path == entry.path) else {
-                naming.push(format!(
-                    "trace names {:?}, which render did not return",
-                    entry.path
-                ));
+            let Some(output) = named(&mut outputs, &entry.path, "trace", &mut naming) else {
                 continue;
             };
             if output.rendered.is_some() {
@@ -519,11 +529,7 @@ fn run_steps(
             .call_sources(&mut *store, &view)?
             .map_err(|e| reported("sources", e))?;
         for entry in sources {
-            let Some(output) = outputs.iter_mut().find(|o| o.path == entry.path) else {
-                naming.push(format!(
-                    "sources names {:?}, which render did not return",
-                    entry.path
-                ));
+            let Some(output) = named(&mut outputs, &entry.path, "sources", &mut naming) else {
                 continue;
             };
             output.named = true;
@@ -539,10 +545,23 @@ fn run_steps(
     Ok((meta, outputs, naming))
 }
 
-/// A traced file's lock sources: the sorted union of its lines' terms.
-fn sources_of(lines: &[TraceLine]) -> Vec<String> {
-    let set: std::collections::BTreeSet<&String> = lines.iter().flat_map(|l| &l.terms).collect();
-    set.into_iter().cloned().collect()
+/// The output a `trace` or `sources` entry names; a name render did not
+/// return is recorded in `naming` instead. `outputs` is sorted by path.
+fn named<'a>(
+    outputs: &'a mut [Output],
+    path: &str,
+    export: &str,
+    naming: &mut Vec<String>,
+) -> Option<&'a mut Output> {
+    match outputs.binary_search_by(|o| o.path.as_str().cmp(path)) {
+        Ok(i) => Some(&mut outputs[i]),
+        Err(_) => {
+            naming.push(format!(
+                "{export} names {path:?}, which render did not return"
+            ));
+            None
+        }
+    }
 }
 
 fn classify(

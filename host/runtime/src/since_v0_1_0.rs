@@ -5,7 +5,7 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, HasSelf, Linker};
 
 use crate::error::GeneratorErrorKind;
-use crate::runtime::Meta;
+use crate::runtime::{GENERATOR_NAME_RULE, Meta, is_generator_name};
 use crate::sandbox::Sandbox;
 use seams_templates::Syntax;
 
@@ -77,16 +77,8 @@ pub(crate) fn error_message(e: &WitError) -> String {
 }
 
 pub(crate) fn meta_from_wit(m: api::Metadata) -> Result<Meta, String> {
-    let name_ok = m.name.len() <= 40
-        && m.name.starts_with(|c: char| c.is_ascii_lowercase())
-        && m.name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !name_ok {
-        return Err(format!(
-            "name {:?} must be a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters",
-            m.name
-        ));
+    if !is_generator_name(&m.name) {
+        return Err(format!("name {:?} must be {GENERATOR_NAME_RULE}", m.name));
     }
     if m.version.is_empty() || m.version.len() > 64 || m.version.chars().any(char::is_control) {
         return Err(format!(

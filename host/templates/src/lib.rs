@@ -24,6 +24,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(test)]
+mod corpus;
 mod instrument;
 mod service;
 mod syntax;
@@ -31,4 +33,6 @@ mod trace;
 
 pub use service::{Rendered, TemplateError, TemplateService};
 pub use syntax::Syntax;
-pub use trace::{SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_path};
+pub use trace::{
+    SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_path, sources_of,
+};

@@ -20,9 +20,9 @@ use crate::trace::TraceLine;
 
 /// Opens a sentinel in the tracing render; a private-use character, so it
 /// does not occur in real text (and when it does, tracing says so).
-const SENTINEL_OPEN: char = '\u{F8F0}';
+pub(crate) const SENTINEL_OPEN: char = '\u{F8F0}';
 /// Closes a sentinel.
-const SENTINEL_CLOSE: char = '\u{F8F1}';
+pub(crate) const SENTINEL_CLOSE: char = '\u{F8F1}';
 
 /// Minijinja fuel for one render: enough for hundreds of thousands of loop
 /// iterations, small enough that a runaway template stops in about a second.
@@ -180,17 +180,24 @@ impl TemplateService {
                 ),
             });
         }
+        let traced = self.render_traced(rendered)?;
+        let root = json_view_iris(&rendered.context).unwrap_or_default();
+        let st = self.state.lock().expect("trace state");
+        parse_traced(name, &traced, &rendered.text, &st.marks, &st.origins, &root)
+    }
+
+    /// The instrumented render of `rendered`'s template and context: its
+    /// text with sentinels, the marks recorded in the trace state.
+    pub(crate) fn render_traced(&self, rendered: &Rendered) -> Result<String, TemplateError> {
+        let name = rendered.template.as_str();
         let template = self
             .traced
             .get_template(name)
             .map_err(|e| TemplateError::from_minijinja(name, &e))?;
         self.state.lock().expect("trace state").reset();
-        let traced = template
+        template
             .render(rendered.value.clone())
-            .map_err(|e| TemplateError::from_minijinja(name, &e))?;
-        let root = json_view_iris(&rendered.context).unwrap_or_default();
-        let st = self.state.lock().expect("trace state");
-        parse_traced(name, &traced, &rendered.text, &st.marks, &st.origins, &root)
+            .map_err(|e| TemplateError::from_minijinja(name, &e))
     }
 }
 

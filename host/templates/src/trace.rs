@@ -50,13 +50,12 @@ impl Trace {
         text.push('\n');
         text
     }
+}
 
-    /// The sorted union of every line's terms: the output's lock sources.
-    pub fn sources(&self) -> Vec<String> {
-        let set: std::collections::BTreeSet<&String> =
-            self.lines.iter().flat_map(|l| &l.terms).collect();
-        set.into_iter().cloned().collect()
-    }
+/// The sorted union of the lines' terms: a traced output's lock sources.
+pub fn sources_of(lines: &[TraceLine]) -> Vec<String> {
+    let set: std::collections::BTreeSet<&String> = lines.iter().flat_map(|l| &l.terms).collect();
+    set.into_iter().cloned().collect()
 }
 
 /// The sidecar path of an output path.

@@ -1,0 +1,174 @@
+//! Applying a [`Plan`]: the only place `seams generate` changes the
+//! project's files. The order is what makes an interruption harmless: the
+//! record of intent first, durably; then the outputs as a batch (staged,
+//! synced, renamed); the deletions; the lock last; then the journal goes.
+//!
+//! Every effect goes through [`ProjectFs`], so tests can make any step
+//! fail ([`crate::testing`]).
+
+use std::collections::BTreeSet;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::error::GenerateError;
+use crate::journal::JOURNAL_FILE;
+use crate::lock::LOCK_FILE;
+use crate::output_dir::{OutputDir, Staged};
+use crate::plan::Plan;
+use crate::project::{Project, posix};
+
+/// The file operations applying a plan needs: records (the journal, the
+/// lock) in the project directory, outputs in the output directory.
+pub(crate) trait ProjectFs {
+    /// Replaces the record `name` atomically.
+    fn write_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Removes the record (or leftover) `name`.
+    fn remove_record(&mut self, name: &str) -> io::Result<()>;
+    /// Makes the project directory's entries durable.
+    fn sync_project_dir(&mut self) -> io::Result<()>;
+    /// Writes an output's bytes to a temporary file beside it.
+    fn stage(&mut self, path: &str, bytes: &[u8]) -> io::Result<Staged>;
+    /// Removes an output (or leftover).
+    fn remove_output(&mut self, path: &str) -> io::Result<()>;
+    /// Makes a directory of the output directory durable.
+    fn sync_output_dir(&mut self, dir: &str) -> io::Result<()>;
+}
+
+/// The real directories.
+pub(crate) struct Dirs {
+    root: OutputDir,
+    out: OutputDir,
+}
+
+impl Dirs {
+    /// Opens the project directory and the output directory, creating the
+    /// latter.
+    pub(crate) fn open(project: &Project) -> Result<Dirs, GenerateError> {
+        let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
+        let out_path = project.output_path();
+        Ok(Dirs {
+            root: OutputDir::open(&project.root).map_err(io(project.root.clone()))?,
+            out: OutputDir::open(&out_path).map_err(io(out_path))?,
+        })
+    }
+}
+
+impl ProjectFs for Dirs {
+    fn write_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.root.write(name, bytes)
+    }
+
+    fn remove_record(&mut self, name: &str) -> io::Result<()> {
+        self.root.remove(name)
+    }
+
+    fn sync_project_dir(&mut self) -> io::Result<()> {
+        self.root.sync_dir("")
+    }
+
+    fn stage(&mut self, path: &str, bytes: &[u8]) -> io::Result<Staged> {
+        self.out.stage(path, bytes)
+    }
+
+    fn remove_output(&mut self, path: &str) -> io::Result<()> {
+        self.out.remove(path)
+    }
+
+    fn sync_output_dir(&mut self, dir: &str) -> io::Result<()> {
+        self.out.sync_dir(dir)
+    }
+}
+
+/// What applying a plan did, project-relative.
+#[derive(Debug, Default)]
+pub(crate) struct Applied {
+    pub(crate) written: Vec<String>,
+    pub(crate) deleted: Vec<String>,
+    pub(crate) leftovers: Vec<String>,
+    pub(crate) lock_written: bool,
+}
+
+/// Carries out `plan` (which must not be refused) on `fs`.
+///
+/// # Errors
+///
+/// The first operation that fails, with the file it was for; what was done
+/// before it is recorded in the journal, so the next generate recovers.
+pub(crate) fn apply(
+    project: &Project,
+    plan: &Plan,
+    fs: &mut dyn ProjectFs,
+) -> Result<Applied, GenerateError> {
+    let root_path = &project.root;
+    let out_path = project.output_path();
+    let out_prefix = posix(&project.output_dir);
+    let shown = |path: &str| format!("{out_prefix}/{path}");
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| GenerateError::Io { path, source }
+    };
+    let mut applied = Applied::default();
+
+    // The record of intent first, durably: from here on every file this
+    // run writes or deletes is recognised as seams's by the next run.
+    if let Some(journal) = &plan.journal {
+        let path = root_path.join(JOURNAL_FILE);
+        fs.write_record(JOURNAL_FILE, journal.to_text().as_bytes())
+            .map_err(io(&path))?;
+        fs.sync_project_dir().map_err(io(root_path))?;
+    }
+    for name in &plan.leftovers.root {
+        fs.remove_record(name).map_err(io(&root_path.join(name)))?;
+    }
+    for path in &plan.leftovers.out {
+        fs.remove_output(path).map_err(io(&out_path.join(path)))?;
+    }
+    applied.leftovers = plan.leftovers.paths(project);
+
+    // Written as a batch: every file staged, then synced, then renamed.
+    let mut touched: BTreeSet<&str> = BTreeSet::new();
+    let mut staged = Vec::with_capacity(plan.writes.len());
+    for (path, contents) in &plan.writes {
+        let file = fs
+            .stage(path, contents.bytes())
+            .map_err(io(&out_path.join(path)))?;
+        staged.push((path, file));
+    }
+    match staged.as_slice() {
+        [] => {}
+        [(path, file)] => file.sync().map_err(io(&out_path.join(path)))?,
+        [(path, file), ..] => file.sync_file_system().map_err(io(&out_path.join(path)))?,
+    }
+    for (path, file) in staged {
+        file.rename().map_err(io(&out_path.join(path)))?;
+        applied.written.push(shown(path));
+        touched.insert(parent_dir(path));
+    }
+    for path in &plan.deletes {
+        fs.remove_output(path).map_err(io(&out_path.join(path)))?;
+        applied.deleted.push(shown(path));
+        touched.insert(parent_dir(path));
+    }
+    for dir in touched {
+        fs.sync_output_dir(dir).map_err(io(&out_path.join(dir)))?;
+    }
+
+    // The lock last: until it is replaced, the old lock and the journal
+    // describe the files.
+    if let Some(text) = &plan.lock_text {
+        fs.write_record(LOCK_FILE, text.as_bytes())
+            .map_err(io(&root_path.join(LOCK_FILE)))?;
+        applied.lock_written = true;
+    }
+    if plan.old_journal || plan.journal.is_some() {
+        fs.remove_record(JOURNAL_FILE)
+            .map_err(io(&root_path.join(JOURNAL_FILE)))?;
+    }
+    fs.sync_project_dir().map_err(io(root_path))?;
+    Ok(applied)
+}
+
+/// The directory of an output path, `""` for the output directory itself.
+fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}

@@ -1,0 +1,84 @@
+//! Why `seams generate` or `seams check` could not do its job.
+
+use std::path::PathBuf;
+
+use seams_model::ModelError;
+
+use crate::lock::LockError;
+use crate::project::ProjectError;
+
+/// Why generation could not run at all (a generator's own failure is a
+/// [`GeneratorError`](seams_runtime::GeneratorError) in the report
+/// instead).
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// `seams.toml` is missing or wrong.
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// The model could not be loaded.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The lock could not be read.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// Generation would overwrite or delete files someone edited.
+    #[error("{}", hand_edited_message(overwrite, delete))]
+    HandEdited {
+        /// Edited files generation would overwrite, project-relative.
+        overwrite: Vec<String>,
+        /// Edited files no longer generated, which it would delete.
+        delete: Vec<String>,
+    },
+    /// A component's bytes differ from what the lock pins.
+    #[error(
+        "generator {generator}: the component's sha256 is {actual}, but seams.lock pins {locked}; if the new component is the one you want, run `seams generate --update`"
+    )]
+    ComponentChanged {
+        /// The generator, as seams.toml names it.
+        generator: String,
+        /// The sha256 in the lock.
+        locked: String,
+        /// The sha256 of the file now.
+        actual: String,
+    },
+    /// Another seams run holds the project.
+    #[error(
+        "another seams run is writing the project {}; wait for it, or run again without --no-wait to wait",
+        path.display()
+    )]
+    Busy {
+        /// The project directory (the lock is on it).
+        path: PathBuf,
+    },
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// "out/a.html was edited since seams wrote it; generating would overwrite
+/// it", one clause per file for several, then what to do.
+fn hand_edited_message(overwrite: &[String], delete: &[String]) -> String {
+    let clause = |path: &String, would_delete: bool| {
+        let what = if would_delete {
+            "is no longer generated; generating would delete it"
+        } else {
+            "generating would overwrite it"
+        };
+        format!("{path} ({what})")
+    };
+    let mut files: Vec<String> = overwrite.iter().map(|p| clause(p, false)).collect();
+    files.extend(delete.iter().map(|p| clause(p, true)));
+    let head = match files.len() {
+        1 => "this file was edited since seams wrote it".to_owned(),
+        n => format!("{n} files were edited since seams wrote them"),
+    };
+    format!(
+        "{head}: {}; keep your changes elsewhere, or run `seams generate --force` to discard them",
+        files.join(", ")
+    )
+}

@@ -1,0 +1,257 @@
+//! What a generation depends on, read before anything runs: `seams.toml`'s
+//! bytes, the model, every component, the lock and the journal; and the
+//! decisions made from them alone (the pins, whether the project is up to
+//! date).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use seams_model::{Model, sha256_hex};
+use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime};
+
+use crate::audit::locked_path;
+use crate::error::GenerateError;
+use crate::journal::{JOURNAL_FILE, Journal};
+use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError};
+use crate::output_dir::OutputDir;
+use crate::project::{GeneratorSource, MANIFEST, Project, posix};
+
+/// A generator's component bytes: embedded for a built-in, read for a
+/// `.wasm`.
+fn component_bytes(
+    project: &Project,
+    source: &GeneratorSource,
+) -> Result<Cow<'static, [u8]>, GeneratorError> {
+    match source {
+        GeneratorSource::Builtin(name) => Ok(Cow::Borrowed(
+            crate::builtin::component(name).expect("manifest names only known built-ins"),
+        )),
+        GeneratorSource::Wasm { path, .. } => std::fs::read(project.root.join(path))
+            .map(Cow::Owned)
+            .map_err(|e| GeneratorError {
+                generator: source.to_string(),
+                kind: GeneratorErrorKind::Protocol(format!("cannot read the component: {e}")),
+            }),
+    }
+}
+
+/// Compiles (or loads from the cache) a component, checking the pin in
+/// `seams.toml`.
+pub(crate) fn load_bytes(
+    runtime: &Runtime,
+    source: &GeneratorSource,
+    bytes: &[u8],
+) -> Result<LoadedGenerator, GeneratorError> {
+    let label = source.to_string();
+    let loaded = runtime.load(&label, bytes)?;
+    if let GeneratorSource::Wasm {
+        sha256: Some(pinned),
+        ..
+    } = source
+        && pinned != loaded.sha256()
+    {
+        return Err(GeneratorError {
+            generator: label,
+            kind: GeneratorErrorKind::Protocol(format!(
+                "the component's sha256 is {}, but seams.toml pins {pinned}; check where the file came from, then update sha256",
+                loaded.sha256()
+            )),
+        });
+    }
+    Ok(loaded)
+}
+
+/// Reads and loads the component of `source`.
+pub(crate) fn load_generator(
+    project: &Project,
+    runtime: &Runtime,
+    source: &GeneratorSource,
+) -> Result<LoadedGenerator, GeneratorError> {
+    load_bytes(runtime, source, &component_bytes(project, source)?)
+}
+
+/// What a generation depends on, read once: the model, `seams.toml`'s
+/// hash, and every component's bytes.
+pub struct Inputs {
+    /// The loaded model.
+    pub model: Arc<Model>,
+    /// The sha256 of `seams.toml`.
+    pub manifest_sha256: String,
+    /// Per generator, in order: its component, or why it could not be read.
+    pub components: Vec<Result<ComponentBytes, GeneratorError>>,
+}
+
+/// A generator's component, read.
+pub struct ComponentBytes {
+    /// The component.
+    pub bytes: Cow<'static, [u8]>,
+    /// Their sha256.
+    pub sha256: String,
+}
+
+/// Reads what a generation depends on.
+///
+/// # Errors
+///
+/// The model or `seams.toml` cannot be read.
+pub fn read_inputs(project: &Project) -> Result<Inputs, GenerateError> {
+    let manifest = project.root.join(MANIFEST);
+    let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
+        path: manifest,
+        source,
+    })?;
+    Ok(Inputs {
+        model: Arc::new(Model::load(&project.model_files)?),
+        manifest_sha256: sha256_hex(&manifest_bytes),
+        components: project
+            .generators
+            .iter()
+            .map(|source| {
+                let bytes = component_bytes(project, source)?;
+                let sha256 = sha256_hex(&bytes);
+                Ok(ComponentBytes { bytes, sha256 })
+            })
+            .collect(),
+    })
+}
+
+/// Reads the project's lock, if there is one.
+///
+/// # Errors
+///
+/// An unreadable or invalid lock.
+pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
+    Ok(read_lock_and_text(project)?.map(|(lock, _)| lock))
+}
+
+/// The project's lock with its text, if there is one: a generate rewrites
+/// the lock only when its text changes.
+pub(crate) fn read_lock_and_text(
+    project: &Project,
+) -> Result<Option<(Lock, String)>, GenerateError> {
+    read_record(project, LOCK_FILE, |path, text| {
+        Ok((Lock::parse(path, text)?, text.to_owned()))
+    })
+}
+
+/// Reads the project's journal, if an interrupted run left one.
+///
+/// # Errors
+///
+/// An unreadable or invalid journal.
+pub fn read_journal(project: &Project) -> Result<Option<Journal>, GenerateError> {
+    read_record(project, JOURNAL_FILE, Journal::parse)
+}
+
+/// Reads the record `name` in the project directory (the lock or the
+/// journal) with `parse`, which gets its path and text; `None` when there
+/// is none.
+fn read_record<T>(
+    project: &Project,
+    name: &str,
+    parse: impl Fn(&str, &str) -> Result<T, LockError>,
+) -> Result<Option<T>, GenerateError> {
+    let path = project.root.join(name);
+    let shown = path.display().to_string();
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let text = seams_model::input_text::decode(&bytes).map_err(|e| LockError::Invalid {
+                path: shown.clone(),
+                message: e.to_string(),
+            })?;
+            Ok(Some(parse(&shown, text)?))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(GenerateError::Io { path, source }),
+    }
+}
+
+/// A `.wasm` whose bytes differ from the component the lock pins.
+/// (Built-ins are pinned by the seams version instead.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChangedComponent {
+    /// The generator's label, as the lock names it.
+    pub(crate) label: String,
+    /// The `.wasm` path, project-relative, posix.
+    pub(crate) path: String,
+    /// The sha256 the lock pins.
+    pub(crate) locked: String,
+    /// The sha256 of the file now.
+    pub(crate) actual: String,
+}
+
+/// Every `.wasm` generator whose component differs from the lock's pin, in
+/// `seams.toml` order.
+pub(crate) fn changed_components(
+    project: &Project,
+    inputs: &Inputs,
+    lock: &Lock,
+) -> Vec<ChangedComponent> {
+    let mut changed = Vec::new();
+    for (source, component) in project.generators.iter().zip(&inputs.components) {
+        let (GeneratorSource::Wasm { path, .. }, Ok(ComponentBytes { sha256: actual, .. })) =
+            (source, component)
+        else {
+            continue;
+        };
+        let label = source.label();
+        if let Some(locked) = lock.generators.iter().find(|g| g.source == label)
+            && &locked.component_sha256 != actual
+        {
+            changed.push(ChangedComponent {
+                label,
+                path: posix(path),
+                locked: locked.component_sha256.clone(),
+                actual: actual.clone(),
+            });
+        }
+    }
+    changed
+}
+
+/// Whether the seams version, the model, `seams.toml`, every component and
+/// every locked file are exactly as the lock records them (`out` is the
+/// output directory when it exists).
+pub(crate) fn up_to_date(
+    project: &Project,
+    inputs: &Inputs,
+    lock: &Lock,
+    out: Option<&OutputDir>,
+) -> Result<bool, GenerateError> {
+    if lock.lock_version != LOCK_VERSION
+        || lock.incomplete
+        || lock.model_hash != inputs.model.hash()
+        || lock.seams_version != env!("CARGO_PKG_VERSION")
+        || lock.manifest_sha256 != inputs.manifest_sha256
+        || lock.generators.len() != project.generators.len()
+    {
+        return Ok(false);
+    }
+    for (source, component) in project.generators.iter().zip(&inputs.components) {
+        let Ok(ComponentBytes { sha256: sha, .. }) = component else {
+            return Ok(false);
+        };
+        let label = source.label();
+        if !lock
+            .generators
+            .iter()
+            .any(|g| g.source == label && &g.component_sha256 == sha)
+        {
+            return Ok(false);
+        }
+    }
+    for entry in &lock.outputs {
+        let rel = locked_path(project, &entry.path)?;
+        let Some(out) = out else {
+            return Ok(false);
+        };
+        let disk = out.read(&rel).map_err(|source| GenerateError::Io {
+            path: project.output_path().join(&rel),
+            source,
+        })?;
+        if disk.as_deref().map(sha256_hex).as_deref() != Some(entry.sha256.as_str()) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,388 @@
+//! Plan, then apply: what `seams generate` will do to the project's files,
+//! decided as a plain value from the audit, before anything is touched.
+//! [`crate::apply`] carries it out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::audit::{Contents, FileAudit, FileState};
+use crate::generation::{Generation, SourcedRun};
+use crate::inputs::Inputs;
+use crate::journal::{JOURNAL_VERSION, Journal, JournalWrite};
+use crate::leftovers::Leftovers;
+use crate::lock::{LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
+use crate::project::{Project, posix};
+
+/// The lock a generation gives. A failed generator keeps its entries from
+/// `previous`, since its files were left as they were.
+pub(crate) fn lock_for(
+    project: &Project,
+    inputs: &Inputs,
+    generation: &Generation,
+    previous: Option<&Lock>,
+) -> Lock {
+    let out_dir = posix(&project.output_dir);
+    let mut lock = Lock {
+        lock_version: LOCK_VERSION,
+        seams_version: env!("CARGO_PKG_VERSION").to_owned(),
+        model_hash: generation.model_hash.clone(),
+        manifest_sha256: inputs.manifest_sha256.clone(),
+        // A failed generator's entries are the old ones: the lock must not
+        // claim that this seams.toml was generated, or the next generate
+        // would find everything "up to date" and not run it again.
+        incomplete: !generation.failures.is_empty(),
+        generators: Vec::new(),
+        outputs: Vec::new(),
+    };
+    for SourcedRun { source, run, files } in &generation.runs {
+        lock.generators.push(LockedGenerator {
+            name: run.meta.name.clone(),
+            version: run.meta.version.clone(),
+            source: source.label(),
+            component_sha256: run.component_sha256.clone(),
+        });
+        for file in files {
+            lock.outputs.push(LockedOutput {
+                path: format!("{out_dir}/{}", file.path),
+                sha256: file.contents.sha256().to_owned(),
+                generator: run.meta.name.clone(),
+                generator_version: run.meta.version.clone(),
+                component_sha256: run.component_sha256.clone(),
+                sources: run.outputs[file.output].sources.clone(),
+            });
+        }
+    }
+    if let Some(previous) = previous {
+        for (source, _) in &generation.failures {
+            let label = source.label();
+            for g in previous.generators.iter().filter(|g| g.source == label) {
+                lock.generators.push(g.clone());
+                lock.outputs.extend(
+                    previous
+                        .outputs
+                        .iter()
+                        .filter(|o| o.generator == g.name)
+                        .cloned(),
+                );
+            }
+        }
+    }
+    lock
+}
+
+/// Everything a generate will write and delete, and what it refuses to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Plan {
+    /// Files to write, output-relative, sorted.
+    pub(crate) writes: Vec<(String, Contents)>,
+    /// Files to delete, output-relative, sorted.
+    pub(crate) deletes: Vec<String>,
+    /// Files that already hold what generation gives, output-relative.
+    pub(crate) unchanged: Vec<String>,
+    /// Edited files the plan would overwrite, output-relative: without
+    /// `force`, their presence refuses the whole plan.
+    pub(crate) refused_overwrites: Vec<String>,
+    /// Edited files no longer generated, which it would delete.
+    pub(crate) refused_deletes: Vec<String>,
+    /// The record of intent, when the plan writes or deletes any file.
+    pub(crate) journal: Option<Journal>,
+    /// Whether a journal from an interrupted run is to be removed at the end.
+    pub(crate) old_journal: bool,
+    /// The new lock's text, when it differs from the lock on disk.
+    pub(crate) lock_text: Option<String>,
+    /// Temporary files of a killed run, to remove.
+    pub(crate) leftovers: Leftovers,
+}
+
+/// What the planner is told besides the audits.
+pub(crate) struct Context<'a> {
+    /// Overwrite and delete edited files.
+    pub(crate) force: bool,
+    /// The output directory, project-relative, posix: how the lock and the
+    /// journal name files.
+    pub(crate) out_prefix: &'a str,
+    /// The new lock.
+    pub(crate) lock: &'a Lock,
+    /// The text of the lock on disk, if any.
+    pub(crate) current_lock_text: Option<&'a str>,
+    /// Whether an interrupted run left a journal.
+    pub(crate) old_journal: bool,
+    /// Temporary files of a killed run.
+    pub(crate) leftovers: Leftovers,
+}
+
+/// Decides what to do with every audited file. Pure: reads nothing,
+/// writes nothing.
+pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
+    let mut plan = Plan {
+        writes: Vec::new(),
+        deletes: Vec::new(),
+        unchanged: Vec::new(),
+        refused_overwrites: Vec::new(),
+        refused_deletes: Vec::new(),
+        journal: None,
+        old_journal: context.old_journal,
+        lock_text: None,
+        leftovers: context.leftovers,
+    };
+    for a in audits {
+        match (a.state, a.generated) {
+            (FileState::HandEdited, Some(_)) if !context.force => {
+                plan.refused_overwrites.push(a.path)
+            }
+            (FileState::EditedOrphan, _) if !context.force => plan.refused_deletes.push(a.path),
+            (FileState::Missing | FileState::Stale | FileState::HandEdited, Some(contents)) => {
+                plan.writes.push((a.path, contents))
+            }
+            (FileState::Orphan | FileState::EditedOrphan, _) => plan.deletes.push(a.path),
+            (FileState::Current | FileState::Unlocked, Some(_)) => plan.unchanged.push(a.path),
+            // Gone: only the lock still lists it, and the new lock will not.
+            _ => {}
+        }
+    }
+    let shown = |path: &String| format!("{}/{path}", context.out_prefix);
+    if !plan.writes.is_empty() || !plan.deletes.is_empty() {
+        let written: BTreeSet<String> = plan.writes.iter().map(|(p, _)| shown(p)).collect();
+        plan.journal = Some(Journal {
+            journal_version: JOURNAL_VERSION,
+            writes: context
+                .lock
+                .outputs
+                .iter()
+                .filter(|o| written.contains(&o.path))
+                .map(|o| JournalWrite {
+                    path: o.path.clone(),
+                    sha256: o.sha256.clone(),
+                    generator: o.generator.clone(),
+                })
+                .collect(),
+            deletes: plan.deletes.iter().map(shown).collect(),
+        });
+    }
+    let text = context.lock.to_text();
+    if context.current_lock_text != Some(text.as_str()) {
+        plan.lock_text = Some(text);
+    }
+    plan
+}
+
+impl Plan {
+    /// Whether the plan is refused for edited files in its way.
+    pub(crate) fn is_refused(&self) -> bool {
+        !self.refused_overwrites.is_empty() || !self.refused_deletes.is_empty()
+    }
+}
+
+/// Every file the runs give, by output-relative path.
+pub(crate) fn generated_files(generation: &Generation) -> BTreeMap<String, Contents> {
+    generation
+        .runs
+        .iter()
+        .flat_map(|run| &run.files)
+        .map(|file| (file.path.clone(), file.contents.clone()))
+        .collect()
+}
+
+/// The lock's files that the audit compares against, by output-relative
+/// path and sha256: all of them but a failed generator's, whose files are
+/// left as they are.
+///
+/// # Errors
+///
+/// A lock path outside the output directory.
+pub(crate) fn locked_files(
+    project: &Project,
+    generation: &Generation,
+    lock: Option<&Lock>,
+) -> Result<BTreeMap<String, String>, crate::lock::LockError> {
+    let Some(lock) = lock else {
+        return Ok(BTreeMap::new());
+    };
+    let failed: BTreeSet<String> = generation.failures.iter().map(|(s, _)| s.label()).collect();
+    let kept: BTreeSet<&str> = lock
+        .generators
+        .iter()
+        .filter(|g| failed.contains(&g.source))
+        .map(|g| g.name.as_str())
+        .collect();
+    lock.outputs
+        .iter()
+        .filter(|o| !kept.contains(o.generator.as_str()))
+        .map(|o| {
+            Ok((
+                crate::audit::locked_path(project, &o.path)?,
+                o.sha256.clone(),
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::audit::audit;
+
+    fn lock(outputs: &[(&str, &str)]) -> Lock {
+        Lock {
+            lock_version: LOCK_VERSION,
+            seams_version: "0".into(),
+            model_hash: "m".into(),
+            manifest_sha256: "t".into(),
+            incomplete: false,
+            generators: Vec::new(),
+            outputs: outputs
+                .iter()
+                .map(|(path, sha256)| LockedOutput {
+                    path: format!("out/{path}"),
+                    sha256: (*sha256).into(),
+                    generator: "g".into(),
+                    generator_version: "1".into(),
+                    component_sha256: "c".into(),
+                    sources: Vec::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// A file's hash in one place: absent, or a letter standing for bytes.
+    type Hash = Option<&'static str>;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Action {
+        Write,
+        Delete,
+        Unchanged,
+        RefuseOverwrite,
+        RefuseDelete,
+        Nothing,
+    }
+
+    /// What the plan does with one file of bytes `generated`, locked as
+    /// `locked` and on disk as `disk` (each absent or a letter standing
+    /// for its bytes).
+    fn action(
+        generated: Option<&str>,
+        locked: Option<&str>,
+        disk: Option<&str>,
+        force: bool,
+    ) -> (Action, Plan) {
+        let sha = |s: &str| seams_model::sha256_hex(s.as_bytes());
+        let generated: BTreeMap<String, Contents> = generated
+            .map(|g| ("f".to_owned(), Contents::in_memory(Arc::from(g))))
+            .into_iter()
+            .collect();
+        let locked: BTreeMap<String, String> = locked
+            .map(|l| ("f".to_owned(), sha(l)))
+            .into_iter()
+            .collect();
+        let disk: BTreeMap<String, String> =
+            disk.map(|d| ("f".to_owned(), sha(d))).into_iter().collect();
+        let new_lock = lock(
+            &generated
+                .values()
+                .map(|c| ("f", c.sha256()))
+                .collect::<Vec<_>>(),
+        );
+        let plan = plan(
+            audit(&generated, &locked, &disk),
+            Context {
+                force,
+                out_prefix: "out",
+                lock: &new_lock,
+                current_lock_text: None,
+                old_journal: false,
+                leftovers: Leftovers::default(),
+            },
+        );
+        let f = "f".to_owned();
+        let action = if plan.writes.iter().any(|(p, _)| *p == f) {
+            Action::Write
+        } else if plan.deletes.contains(&f) {
+            Action::Delete
+        } else if plan.unchanged.contains(&f) {
+            Action::Unchanged
+        } else if plan.refused_overwrites.contains(&f) {
+            Action::RefuseOverwrite
+        } else if plan.refused_deletes.contains(&f) {
+            Action::RefuseDelete
+        } else {
+            Action::Nothing
+        };
+        (action, plan)
+    }
+
+    #[test]
+    fn every_state_of_generation_lock_and_disk_has_its_action() {
+        use Action::*;
+        // generated, locked, disk: without force, with force
+        let table: &[(Hash, Hash, Hash, Action, Action)] = &[
+            (Some("a"), Some("a"), Some("a"), Unchanged, Unchanged),
+            (Some("a"), None, Some("a"), Unchanged, Unchanged),
+            (Some("a"), Some("b"), Some("a"), Unchanged, Unchanged),
+            (Some("a"), None, None, Write, Write),
+            (Some("a"), Some("a"), None, Write, Write),
+            (Some("a"), Some("b"), None, Write, Write),
+            (Some("a"), Some("b"), Some("b"), Write, Write),
+            (Some("a"), None, Some("b"), RefuseOverwrite, Write),
+            (Some("a"), Some("a"), Some("b"), RefuseOverwrite, Write),
+            (Some("a"), Some("b"), Some("c"), RefuseOverwrite, Write),
+            (None, Some("a"), Some("a"), Delete, Delete),
+            (None, Some("a"), Some("b"), RefuseDelete, Delete),
+            (None, Some("a"), None, Nothing, Nothing),
+        ];
+        for &(g, l, d, without_force, with_force) in table {
+            for (force, expected) in [(false, without_force), (true, with_force)] {
+                let (got, plan) = action(g, l, d, force);
+                assert_eq!(
+                    got, expected,
+                    "generated {g:?}, locked {l:?}, disk {d:?}, force {force}"
+                );
+                assert_eq!(
+                    plan.is_refused(),
+                    matches!(got, RefuseOverwrite | RefuseDelete)
+                );
+                // The record of intent lists exactly what is written and
+                // deleted, as the lock names it.
+                match (&plan.journal, got) {
+                    (Some(journal), Write) => {
+                        assert_eq!(journal.writes.len(), 1);
+                        assert_eq!(journal.writes[0].path, "out/f");
+                        assert_eq!(
+                            journal.writes[0].sha256,
+                            seams_model::sha256_hex(g.unwrap().as_bytes())
+                        );
+                    }
+                    (Some(journal), Delete) => assert_eq!(journal.deletes, ["out/f"]),
+                    (None, Unchanged | Nothing | RefuseOverwrite | RefuseDelete) => {}
+                    (journal, action) => panic!("{action:?} with journal {journal:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_lock_is_rewritten_only_when_its_text_changes() {
+        let new_lock = lock(&[("f", "x")]);
+        let context = |current: Option<&'static str>| Context {
+            force: false,
+            out_prefix: "out",
+            lock: &new_lock,
+            current_lock_text: current,
+            old_journal: false,
+            leftovers: Leftovers::default(),
+        };
+        let text = new_lock.to_text();
+        let same: &'static str = Box::leak(text.clone().into_boxed_str());
+        assert_eq!(plan(Vec::new(), context(Some(same))).lock_text, None);
+        assert_eq!(
+            plan(Vec::new(), context(None)).lock_text,
+            Some(text.clone())
+        );
+        assert_eq!(
+            plan(Vec::new(), context(Some("{}"))).lock_text,
+            Some(text),
+            "an older format is rewritten"
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! What every command shares: its streams and console, the output format,
+//! the project argument, how errors become messages and exit codes.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use seams_core::{GenerateError, Project};
+use seams_runtime::Runtime;
+
+use crate::cli::console::Console;
+
+/// How a command prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    // For people.
+    Text,
+    // One JSON document on stdout, even on error.
+    Json,
+}
+
+/// `--format`, shared by every command with machine output.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(crate) struct FormatArg {
+    /// Output format: text for people, json for programs (one JSON document on stdout, even on error).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+}
+
+/// `--project`, shared by every command that works on a project.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ProjectArg {
+    /// The project directory (holding seams.toml).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) project: PathBuf,
+}
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: a failure the user can fix.
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit status: wrong usage.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status: seams itself could not do the job (I/O, internal error).
+pub const EXIT_INTERNAL: u8 = 3;
+
+/// The compiled-component cache: `$SEAMS_CACHE_DIR`, else the user's cache
+/// directory's `seams/components`.
+pub fn cache_dir() -> Option<PathBuf> {
+    match std::env::var_os("SEAMS_CACHE_DIR") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => dirs::cache_dir().map(|d| d.join("seams").join("components")),
+    }
+}
+
+/// The streams and settings a command prints with.
+pub(crate) struct Io<'a> {
+    pub(crate) console: &'a Console,
+    pub(crate) out: &'a mut dyn Write,
+    pub(crate) err: &'a mut dyn Write,
+}
+
+impl Io<'_> {
+    /// Prints a result as text or as one JSON document, and gives `code`.
+    pub(crate) fn finish(
+        &mut self,
+        format: Format,
+        text: impl FnOnce() -> String,
+        json: impl FnOnce() -> serde_json::Value,
+        code: u8,
+    ) -> u8 {
+        let printed = match format {
+            Format::Text => text(),
+            Format::Json => json_text(&json()),
+        };
+        let _ = self.out.write_all(printed.as_bytes());
+        code
+    }
+
+    /// Reports an error as `seams NAME: ...` on stderr (and, with `--format
+    /// json`, as `{"error": ..., "exit_code": ...}` on stdout) and gives its
+    /// exit status.
+    pub(crate) fn fail(&mut self, format: Format, name: &str, error: anyhow::Error) -> u8 {
+        let message = error_text(&error);
+        let code = exit_code(&error);
+        self.console.error(self.err, name, &message);
+        if format == Format::Json {
+            let _ = self.out.write_all(
+                json_text(&serde_json::json!({ "error": message, "exit_code": code })).as_bytes(),
+            );
+        }
+        code
+    }
+}
+
+/// A JSON document with a final newline.
+pub(crate) fn json_text(value: &serde_json::Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("JSON serializes");
+    text.push('\n');
+    text
+}
+
+/// A `wrote PATH` line per path.
+pub(crate) fn written_lines(paths: &[String]) -> String {
+    paths.iter().map(|p| format!("wrote {p}\n")).collect()
+}
+
+/// An error and its causes, each said once: a cause whose text the message
+/// already holds (`GenerateError::Io` prints its source) is not repeated.
+pub(crate) fn error_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+/// 3 when seams could not do the job (an I/O error other than a missing or
+/// unreadable input), 1 otherwise.
+pub(crate) fn exit_code(error: &anyhow::Error) -> u8 {
+    let io_failure = error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            !matches!(
+                io.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidData
+            )
+        })
+    });
+    if io_failure {
+        EXIT_INTERNAL
+    } else {
+        EXIT_FAILURE
+    }
+}
+
+/// Loads the project and the runtime and runs `command`.
+pub(crate) fn in_project<T>(
+    dir: &Path,
+    command: impl FnOnce(&Project, &Runtime) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let project = Project::load(dir).map_err(GenerateError::from)?;
+    let runtime = Runtime::new(cache_dir())?;
+    command(&project, &runtime)
+}
+
+/// What waiting for another run looks like: one line on stderr (unless
+/// `-q`), then the wait.
+pub(crate) const WAITING: &str =
+    "waiting for another seams run on this project to finish (--no-wait does not wait)";

@@ -1,0 +1,148 @@
+//! `seams generate`.
+
+use seams_core::{GenerateError, GenerateOptions, GenerateReport, Wait, generate};
+
+use crate::cli::console::{Console, GOOD, WARN};
+use crate::cli::io::{
+    EXIT_FAILURE, EXIT_OK, Format, FormatArg, Io, ProjectArg, WAITING, in_project,
+};
+
+/// Run every generator of the project and write its outputs and seams.lock.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    project: ProjectArg,
+    /// Overwrite or delete files that were edited since seams wrote them.
+    #[arg(long)]
+    force: bool,
+    /// Accept .wasm components whose bytes differ from seams.lock.
+    #[arg(long)]
+    update: bool,
+    /// Fail at once if another seams run holds the project, instead of waiting.
+    #[arg(long)]
+    no_wait: bool,
+    #[command(flatten)]
+    format: FormatArg,
+}
+
+pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
+    let (flags, format) = (&args, args.format.format);
+    let started = std::time::Instant::now();
+    let progress = io.console.progress();
+    let options = GenerateOptions {
+        force: flags.force,
+        update: flags.update,
+        progress: progress.as_ref(),
+        wait: Wait::NoWait,
+    };
+    let result = in_project(&args.project.project, |project, runtime| {
+        match generate(project, runtime, &options) {
+            Err(GenerateError::Busy { .. }) if !flags.no_wait => {
+                if !io.console.quiet {
+                    let _ = writeln!(io.err, "seams generate: {WAITING}");
+                }
+                let options = GenerateOptions {
+                    wait: Wait::Block,
+                    ..options.clone()
+                };
+                Ok(generate(project, runtime, &options)?)
+            }
+            other => Ok(other?),
+        }
+    });
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => return io.fail(format, "generate", e),
+    };
+    let code = if report.failures.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILURE
+    };
+    if format == Format::Json {
+        return io.finish(format, String::new, || generate_json(&report), code);
+    }
+    // Failures first: what follows is what the others did.
+    for failure in &report.failures {
+        io.console.error(io.err, "generate", &failure.to_string());
+    }
+    if !io.console.quiet {
+        for line in &report.log {
+            let _ = writeln!(io.err, "{line}");
+        }
+        let text = generate_text(io.console, &report);
+        let _ = io.out.write_all(text.as_bytes());
+    }
+    if io.console.verbose > 0 {
+        let _ = writeln!(io.err, "took {:.2} s", started.elapsed().as_secs_f64());
+    }
+    code
+}
+
+fn generate_text(console: &Console, report: &GenerateReport) -> String {
+    if report.up_to_date {
+        return console.out_paint(
+            GOOD,
+            "up to date: the seams version, the model, seams.toml, the components and every output match seams.lock; nothing was run",
+        ) + "\n";
+    }
+    let mut text = String::new();
+    for path in &report.written {
+        text.push_str(&format!("wrote {path}\n"));
+    }
+    if console.verbose > 0 {
+        for path in &report.unchanged {
+            text.push_str(&format!("unchanged {path}\n"));
+        }
+    }
+    for path in &report.deleted {
+        text.push_str(&format!("deleted {path} (no longer generated)\n"));
+    }
+    for path in &report.leftovers {
+        text.push_str(&format!(
+            "removed {path} (a temporary file an interrupted run left)\n"
+        ));
+    }
+    let failed = report.failures.len();
+    if report.lock_written {
+        if failed == 0 {
+            text.push_str(&format!("wrote {}\n", seams_core::LOCK_FILE));
+        } else {
+            text.push_str(&format!(
+                "wrote {}, keeping the failed generator{}'s entries (its files were left as they were; the next generate runs {} again)\n",
+                seams_core::LOCK_FILE,
+                if failed == 1 { "" } else { "s" },
+                if failed == 1 { "it" } else { "them" },
+            ));
+        }
+    }
+    let summary = format!(
+        "{} written, {} unchanged, {} deleted, {} generator{} failed",
+        report.written.len(),
+        report.unchanged.len(),
+        report.deleted.len(),
+        failed,
+        if failed == 1 { "" } else { "s" }
+    );
+    let style = if failed == 0 { GOOD } else { WARN };
+    text + &console.out_paint(style, &summary) + "\n"
+}
+
+/// The JSON form of `seams generate --format json`.
+fn generate_json(report: &GenerateReport) -> serde_json::Value {
+    let failures: Vec<serde_json::Value> = report
+        .failures
+        .iter()
+        .map(|f| serde_json::json!({ "generator": f.generator, "message": f.kind.to_string() }))
+        .collect();
+    serde_json::json!({
+        "up_to_date": report.up_to_date,
+        "written": report.written,
+        "unchanged": report.unchanged,
+        "deleted": report.deleted,
+        "leftovers": report.leftovers,
+        "lock_written": report.lock_written,
+        "failures": failures,
+        "log": report.log,
+    })
+}

@@ -1,0 +1,61 @@
+//! `seams test-generator`.
+
+use std::path::PathBuf;
+
+use crate::cli::io::{EXIT_FAILURE, EXIT_OK, FormatArg, Io, ProjectArg, in_project};
+
+/// Build a generator package and run its four tests on the project's model.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The package directory.
+    dir: PathBuf,
+    #[command(flatten)]
+    project: ProjectArg,
+    /// The goldens for this project [default: DIR/tests/golden].
+    #[arg(long, value_name = "DIR")]
+    goldens: Option<PathBuf>,
+    #[command(flatten)]
+    format: FormatArg,
+}
+
+pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
+    let format = args.format.format;
+    let progress = io.console.progress();
+    let result = in_project(&args.project.project, |project, runtime| {
+        Ok(seams_authoring::test_generator(
+            &args.dir,
+            args.goldens.as_deref(),
+            project,
+            runtime,
+            progress.as_ref(),
+        )?)
+    });
+    match result {
+        Ok(report) => {
+            let code = if report.passed() {
+                EXIT_OK
+            } else {
+                EXIT_FAILURE
+            };
+            let quiet = io.console.quiet;
+            io.finish(
+                format,
+                || {
+                    let text = report.to_text();
+                    if quiet {
+                        // Only what failed.
+                        text.lines()
+                            .filter(|l| !l.ends_with(": ok"))
+                            .map(|l| format!("{l}\n"))
+                            .collect()
+                    } else {
+                        text
+                    }
+                },
+                || serde_json::from_str(&report.to_json()).expect("valid JSON"),
+                code,
+            )
+        }
+        Err(e) => io.fail(format, "test-generator", e),
+    }
+}

@@ -1,0 +1,139 @@
+//! The template corpus (`tests/corpus/*.txt`): templates that exercise
+//! what the tracing rewrite must respect (includes, macros, `extends` and
+//! `block`, raw blocks, filters, whitespace control, both syntaxes). For
+//! each, stripping the sentinels from the tracing render must give the
+//! normal render byte for byte, and every non-blank line must be traced,
+//! or tracing must refuse with the reason the case names.
+//!
+//! A case file: `key: value` header lines (`syntax: jinja|brackets`,
+//! `context: JSON`, `expect: traced` or `expect: refused: TEXT`), then
+//! templates, each after a `=== NAME` line; the first is rendered.
+
+use std::path::Path;
+
+use crate::service::{SENTINEL_CLOSE, SENTINEL_OPEN};
+use crate::{Syntax, TemplateService};
+
+struct Case {
+    syntax: Syntax,
+    context: serde_json::Value,
+    expect: Result<(), String>,
+    templates: Vec<(String, String)>,
+}
+
+fn parse(name: &str, text: &str) -> Case {
+    let (header, body) = text
+        .split_once("\n=== ")
+        .unwrap_or_else(|| panic!("{name}: no `=== NAME` template"));
+    let mut case = Case {
+        syntax: Syntax::Jinja,
+        context: serde_json::json!({}),
+        expect: Ok(()),
+        templates: Vec::new(),
+    };
+    for line in header
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (key, value) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("{name}: header line {line:?}"));
+        match key {
+            "syntax" => {
+                case.syntax = match value {
+                    "jinja" => Syntax::Jinja,
+                    "brackets" => Syntax::Brackets,
+                    other => panic!("{name}: syntax {other:?}"),
+                }
+            }
+            "context" => case.context = serde_json::from_str(value).expect("context is JSON"),
+            "expect" => {
+                case.expect = match value.strip_prefix("refused: ") {
+                    Some(reason) => Err(reason.to_owned()),
+                    None if value == "traced" => Ok(()),
+                    None => panic!("{name}: expect {value:?}"),
+                }
+            }
+            other => panic!("{name}: unknown key {other:?}"),
+        }
+    }
+    for template in format!("\n=== {body}").split("\n=== ").skip(1) {
+        let (name, source) = template.split_once('\n').unwrap_or((template, ""));
+        case.templates.push((name.to_owned(), source.to_owned()));
+    }
+    case
+}
+
+/// The traced text without its sentinels, each `OPEN ... CLOSE` run.
+fn strip(traced: &str) -> String {
+    let mut out = String::with_capacity(traced.len());
+    let mut rest = traced;
+    while let Some(at) = rest.find(SENTINEL_OPEN) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + SENTINEL_OPEN.len_utf8()..];
+        let end = after
+            .find(SENTINEL_CLOSE)
+            .expect("every sentinel is closed");
+        rest = &after[end + SENTINEL_CLOSE.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reason() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 12, "the corpus has {} cases", files.len());
+    let mut refused = 0;
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let case = parse(&name, &std::fs::read_to_string(file).unwrap());
+        let main = case.templates[0].0.clone();
+        let service = TemplateService::new(case.templates, case.syntax)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let rendered = service
+            .render(&main, case.context)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let traced = service.render_traced(&rendered);
+        match (service.trace(&rendered), &case.expect) {
+            (Ok(lines), Ok(())) => {
+                assert_eq!(
+                    strip(&traced.unwrap()),
+                    rendered.text,
+                    "{name}: the stripped tracing render is not the normal render"
+                );
+                let non_blank: Vec<usize> = rendered
+                    .text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                    .map(|(i, _)| i + 1)
+                    .collect();
+                let traced_lines: Vec<usize> = lines.iter().map(|l| l.line).collect();
+                assert_eq!(
+                    traced_lines, non_blank,
+                    "{name}: one trace line per non-blank line"
+                );
+                assert!(
+                    lines.iter().all(|l| !l.templates.is_empty()),
+                    "{name}: every line has a template origin"
+                );
+            }
+            (Err(e), Err(reason)) => {
+                assert!(
+                    e.to_string().contains(reason.as_str()),
+                    "{name}: refused with {e}, not {reason:?}"
+                );
+                refused += 1;
+            }
+            (Ok(_), Err(reason)) => panic!("{name}: traced, but should be refused: {reason}"),
+            (Err(e), Ok(())) => panic!("{name}: refused: {e}"),
+        }
+    }
+    assert!(refused >= 1, "the corpus shows a refusal too");
+}
