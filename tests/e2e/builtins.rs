@@ -57,7 +57,7 @@ const KNOWN_GAPS: &[KnownGap] = &[
         generator: "fastapi",
         example: "chat",
         output: "app.py",
-        line: 251,
+        line: 257,
         term: "chat:send_message",
         reason: UNREAD_SUBMIT_EVENT,
     },

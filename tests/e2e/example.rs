@@ -182,7 +182,7 @@ fn every_non_blank_line_has_a_template_origin(example: &str) {
         }
         traced += 1;
     }
-    // htmx pages, app.py, requirements.txt and docker-compose.yml.
+    // htmx pages and app.js, app.py, requirements.txt and docker-compose.yml.
     let pages = if example == "chat" { 2 } else { 3 };
-    assert_eq!(traced, pages + 3, "{example}");
+    assert_eq!(traced, pages + 4, "{example}");
 }

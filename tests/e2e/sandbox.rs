@@ -6,7 +6,9 @@
 use seams_tests::{FUTURE_WASM, HOSTILE_WASM, OTHER_WORLD_WASM, TempProject, repo_root, seams};
 
 /// What the htmx built-in writes for the chat model.
-const HTMX_OUTPUTS: [&str; 4] = [
+const HTMX_OUTPUTS: [&str; 6] = [
+    "app.js",
+    "app.js.trace.json",
     "conversations.html",
     "conversations.html.trace.json",
     "thread.html",

@@ -154,6 +154,12 @@ def home() -> RedirectResponse:
     return RedirectResponse("/conversations.html")
 
 
+@app.get("/app.js", include_in_schema=False)
+def script() -> FileResponse:
+    """The script every page loads, written by the htmx generator."""
+    return FileResponse(HERE / "app.js", media_type="text/javascript")
+
+
 @app.get("/conversations.html", include_in_schema=False)
 def page_conversations() -> FileResponse:
     """The conversations.html page, written by the htmx generator."""

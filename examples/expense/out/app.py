@@ -182,6 +182,12 @@ def home() -> RedirectResponse:
     return RedirectResponse("/reports.html")
 
 
+@app.get("/app.js", include_in_schema=False)
+def script() -> FileResponse:
+    """The script every page loads, written by the htmx generator."""
+    return FileResponse(HERE / "app.js", media_type="text/javascript")
+
+
 @app.get("/reports.html", include_in_schema=False)
 def page_reports() -> FileResponse:
     """The reports.html page, written by the htmx generator."""

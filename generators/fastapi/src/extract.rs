@@ -48,16 +48,15 @@ fn store(entity: &Entity) -> String {
     format!("{}_STORE", entity.slug.to_ascii_uppercase())
 }
 
+/// An entity as a component or relation refers to it; the label is
+/// lowercased to sit inside sentences.
 fn entity_ref(ui: &Ui, iri: &str) -> Value {
-    match ui.entity(iri) {
-        Some(e) => ViewObject::new(&e.iri)
-            .field("name", e.name.as_str())
-            .field("slug", e.slug.as_str())
+    ui.entity(iri).map_or(Value::Null, |e| {
+        e.view_ref()
             .field("label", e.label.to_lowercase())
             .field("store", store(e))
-            .into(),
-        None => Value::Null,
-    }
+            .into()
+    })
 }
 
 fn entity(ui: &Ui, e: &Entity) -> Value {

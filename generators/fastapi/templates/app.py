@@ -97,6 +97,14 @@ def home() -> RedirectResponse:
     """The application opens on its home page."""
     return RedirectResponse("/{{ app.home.file }}")
 {% endif %}
+{% if pages %}
+
+
+@app.get("/app.js", include_in_schema=False)
+def script() -> FileResponse:
+    """The script every page loads, written by the htmx generator."""
+    return FileResponse(HERE / "app.js", media_type="text/javascript")
+{% endif %}
 {% for page in pages %}
 
 

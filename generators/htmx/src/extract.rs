@@ -40,13 +40,7 @@ fn links(flows: &[Flow]) -> Vec<Value> {
 
 /// An entity as a component or field refers to it.
 fn entity_ref(ui: &Ui, iri: &str) -> Value {
-    match ui.entity(iri) {
-        Some(e) => ViewObject::new(&e.iri)
-            .field("slug", e.slug.as_str())
-            .field("label", e.label.as_str())
-            .into(),
-        None => Value::Null,
-    }
+    ui.entity(iri).map_or(Value::Null, |e| e.view_ref().into())
 }
 
 fn component(ui: &Ui, c: &Component) -> Value {

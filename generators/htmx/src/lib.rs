@@ -1,13 +1,17 @@
 //! The built-in htmx generator: one HTML page per `ui:Page` of a UI model,
 //! with its lists (loaded with `hx-get` and reloaded when their entity
 //! changes), its forms (posted with `hx-post`) and its navigation flows as
-//! links, every page in one shared layout. The routes are the ones the
+//! links, every page in one shared layout that loads one shared script
+//! (`app.js`). The routes are the ones the
 //! fastapi generator serves. See `examples/vocabulary.ttl`.
 
 mod extract;
 
 use seams_sdk::{File, Generator, Meta, Model, Result, Template};
 use serde_json::Value;
+
+/// The pages' shared script: an output and the template that writes it.
+const SCRIPT: &str = "app.js";
 
 struct Htmx;
 
@@ -34,6 +38,7 @@ impl Generator for Htmx {
             "form.html",
             include_str!("../templates/form.html"),
         ))
+        .template(Template::new(SCRIPT, include_str!("../templates/app.js")))
     }
 
     fn extract(model: &Model) -> Result<Value> {
@@ -42,6 +47,11 @@ impl Generator for Htmx {
 
     fn render(view: &Value) -> Result<Vec<File>> {
         let pages = view["pages"].as_array().cloned().unwrap_or_default();
+        // The script every page loads, written once.
+        let script = File::rendered(
+            SCRIPT,
+            seams_sdk::render(SCRIPT, &serde_json::json!({ "app": view["app"] }))?,
+        );
         pages
             .iter()
             .map(|page| {
@@ -56,6 +66,7 @@ impl Generator for Htmx {
                     seams_sdk::render("layout.html", &context)?,
                 ))
             })
+            .chain([Ok(script)])
             .collect()
     }
 }

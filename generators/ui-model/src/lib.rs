@@ -169,6 +169,18 @@ pub struct Entity {
     pub relations: Vec<Relation>,
 }
 
+impl Entity {
+    /// The entity as a component, field or relation refers to it: a view
+    /// object with its name, slug and label; a generator adds its own
+    /// fields.
+    pub fn view_ref(&self) -> ViewObject {
+        ViewObject::new(&self.iri)
+            .field("name", self.name.as_str())
+            .field("slug", self.slug.as_str())
+            .field("label", self.label.as_str())
+    }
+}
+
 /// An attribute's value type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Datatype {

@@ -154,6 +154,12 @@ def home() -> RedirectResponse:  [graph: chat:app, chat:conversations_page]
     return RedirectResponse("/conversations.html")  [graph: chat:app, chat:conversations_page]
 
 
+@app.get("/app.js", include_in_schema=False)  [fixed]
+def script() -> FileResponse:  [fixed]
+    """The script every page loads, written by the htmx generator."""  [fixed]
+    return FileResponse(HERE / "app.js", media_type="text/javascript")  [fixed]
+
+
 @app.get("/conversations.html", include_in_schema=False)  [graph: chat:conversations_page]
 def page_conversations() -> FileResponse:  [graph: chat:conversations_page]
     """The conversations.html page, written by the htmx generator."""  [graph: chat:conversations_page]
