@@ -8,3 +8,5 @@
 
 pub mod cli;
 mod commands;
+mod console;
+mod io;

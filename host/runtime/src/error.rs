@@ -5,7 +5,7 @@
 use seams_templates::TemplateError;
 
 use crate::limits::STACK_BYTES;
-use crate::since_v0_1_0::PROTOCOL_VERSION;
+use crate::protocol::PROTOCOL_VERSION;
 
 /// Why a generator failed. Always names the generator; a limit names the
 /// `[sandbox]` key that raises it.

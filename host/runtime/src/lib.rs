@@ -32,18 +32,19 @@ mod cache;
 mod capture;
 mod error;
 mod limits;
+mod meta;
 mod output_path;
+mod protocol;
 mod runtime;
 mod sandbox;
 mod since_v0_1_0;
 
 pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 pub use limits::Limits;
+pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
 pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
-pub use runtime::{
-    GENERATOR_NAME_RULE, GeneratorRun, LoadedGenerator, Meta, Output, Runtime, is_generator_name,
-};
-pub use since_v0_1_0::PROTOCOL_VERSION;
+pub use protocol::PROTOCOL_VERSION;
+pub use runtime::{GeneratorRun, LoadedGenerator, Output, Runtime};
 
 /// Hooks for seams' own tests and benchmarks; not part of the stable API.
 #[doc(hidden)]

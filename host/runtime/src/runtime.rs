@@ -10,11 +10,12 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store, Trap};
 
 use seams_model::{Model, sha256_hex};
-use seams_templates::{Rendered, Syntax, TemplateService, TraceLine, sources_of};
+use seams_templates::{Rendered, TemplateService, TraceLine, sources_of};
 
 use crate::cache;
 use crate::error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 use crate::limits::{Limits, STACK_BYTES};
+use crate::meta::Meta;
 use crate::since_v0_1_0 as bindings;
 
 use crate::sandbox::{Sandbox, Violation};
@@ -22,35 +23,6 @@ use bindings::GeneratorPre;
 
 /// How long between two epoch ticks; the deadline's resolution.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// Who a generator says it is (its `meta`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Meta {
-    /// Its name.
-    pub name: String,
-    /// Its version.
-    pub version: String,
-    /// One line about it.
-    pub description: String,
-    /// Its template syntax.
-    pub syntax: Syntax,
-    /// Its templates (name, source), in the order given.
-    pub templates: Vec<(String, String)>,
-}
-
-/// What a generator's name must be: it names the generator in the lock,
-/// in messages and as a package, so it is kept plain.
-pub const GENERATOR_NAME_RULE: &str =
-    "a lowercase letter, then lowercase letters, digits and hyphens, at most 40 characters";
-
-/// Whether `name` follows [`GENERATOR_NAME_RULE`].
-pub fn is_generator_name(name: &str) -> bool {
-    (1..=40).contains(&name.len())
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-}
 
 /// One file a generator returned.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,6 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::capture::Capture;
 use crate::limits::Limits;
-use crate::since_v0_1_0::{WitError, log, model, templates, types};
 use seams_model::{Model, QueryError};
 use seams_templates::{Rendered, TemplateService};
 
@@ -23,6 +22,16 @@ pub(crate) enum Violation {
     Memory,
     Deadline,
     OutputSize,
+}
+
+/// Why a host service refused a call (the call returns it to the guest;
+/// each protocol version maps it to its own error type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ServiceError {
+    /// The query was refused or failed.
+    Query(String),
+    /// The template could not be rendered.
+    Template(String),
 }
 
 /// A trap raised by a host service.
@@ -194,63 +203,51 @@ impl wasmtime::ResourceLimiter for Sandbox {
     }
 }
 
-impl types::Host for Sandbox {}
-
-impl model::Host for Sandbox {
-    fn query(&mut self, sparql: String) -> wasmtime::Result<Result<String, WitError>> {
+/// The host services, independent of the protocol version: each version's
+/// bindings (`since_v0_1_0`) implement their `Host` traits with these.
+/// Each checks the deadline (epochs do not interrupt host code) and
+/// counts what it allocates against the generator's limits.
+impl Sandbox {
+    pub(crate) fn query(&mut self, sparql: &str) -> wasmtime::Result<Result<String, ServiceError>> {
         self.check_deadline()?;
         match self
             .model
-            .query(&sparql, self.deadline, self.limits.memory_bytes)
+            .query(sparql, self.deadline, self.limits.memory_bytes)
         {
             Ok(answer) => Ok(Ok(answer)),
             Err(QueryError::Timeout) => {
                 Err(self.trap(Violation::Deadline, "deadline passed in a query"))
             }
-            Err(e) => Ok(Err(WitError::Query(e.to_string()))),
+            Err(e) => Ok(Err(ServiceError::Query(e.to_string()))),
         }
     }
 
-    fn hash(&mut self) -> wasmtime::Result<String> {
-        Ok(self.model.hash().to_owned())
+    pub(crate) fn model(&self) -> &Model {
+        &self.model
     }
 
-    fn labels(&mut self) -> wasmtime::Result<Vec<model::Label>> {
-        Ok(self
-            .model
-            .labels()
-            .iter()
-            .map(|(iri, label)| model::Label {
-                iri: iri.clone(),
-                label: label.clone(),
-            })
-            .collect())
-    }
-}
-
-impl templates::Host for Sandbox {
-    fn render(
+    pub(crate) fn render(
         &mut self,
-        name: String,
-        context: String,
-    ) -> wasmtime::Result<Result<Resource<Rendered>, WitError>> {
+        name: &str,
+        context: &str,
+    ) -> wasmtime::Result<Result<Resource<Rendered>, ServiceError>> {
         self.check_deadline()?;
         let Some(service) = self.templates.clone() else {
-            return Ok(Err(WitError::Template(
+            return Ok(Err(ServiceError::Template(
                 "render was called before meta".into(),
             )));
         };
-        let context = match serde_json::from_str(&context) {
+        let context = match serde_json::from_str(context) {
             Ok(context) => context,
             Err(e) => {
-                return Ok(Err(WitError::Template(format!(
+                return Ok(Err(ServiceError::Template(format!(
                     "template {name}: the context is not JSON: {e}"
                 ))));
             }
         };
-        let rendered = match service.render(&name, context) {
+        let rendered = match service.render(name, context) {
             Ok(rendered) => rendered,
-            Err(e) => return Ok(Err(WitError::Template(e.to_string()))),
+            Err(e) => return Ok(Err(ServiceError::Template(e.to_string()))),
         };
         self.check_deadline()?;
         self.rendered_bytes = self.rendered_bytes.saturating_add(rendered.text.len());
@@ -259,30 +256,26 @@ impl templates::Host for Sandbox {
         }
         Ok(Ok(self.table.push(rendered)?))
     }
-}
 
-impl templates::HostRendered for Sandbox {
-    fn text(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<String> {
-        Ok(self.table.get(&rendered)?.text.clone())
+    pub(crate) fn rendered_text(
+        &mut self,
+        rendered: &Resource<Rendered>,
+    ) -> wasmtime::Result<String> {
+        Ok(self.table.get(rendered)?.text.clone())
     }
 
-    fn drop(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<()> {
+    pub(crate) fn drop_rendered(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<()> {
         let r = self.table.delete(rendered)?;
         self.rendered_bytes = self.rendered_bytes.saturating_sub(r.text.len());
         Ok(())
     }
-}
 
-impl log::Host for Sandbox {
-    fn write(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
-        let prefix = match level {
-            log::Level::Info => "",
-            log::Level::Warn => "warning: ",
-        };
+    /// A line of the generator's log; `warning` prefixes it.
+    pub(crate) fn log(&mut self, warning: bool, message: &str) {
+        let prefix = if warning { "warning: " } else { "" };
         self.log
             .lock()
             .expect("log lock")
             .push_line(&format!("{prefix}{message}"));
-        Ok(())
     }
 }

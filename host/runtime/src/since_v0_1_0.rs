@@ -5,9 +5,11 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, HasSelf, Linker};
 
 use crate::error::GeneratorErrorKind;
-use crate::runtime::{GENERATOR_NAME_RULE, Meta, is_generator_name};
-use crate::sandbox::Sandbox;
-use seams_templates::Syntax;
+use crate::meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
+use crate::protocol::PROTOCOL_VERSION;
+use crate::sandbox::{Sandbox, ServiceError};
+use seams_templates::{Rendered, Syntax};
+use wasmtime::component::Resource;
 
 mod generated {
     wasmtime::component::bindgen!({
@@ -26,8 +28,8 @@ pub(crate) use generated::seams::generator::templates::Body;
 pub(crate) use generated::seams::generator::types::Error as WitError;
 pub(crate) use generated::seams::generator::{log, model, templates, types};
 
-/// The protocol version this host speaks.
-pub const PROTOCOL_VERSION: &str = "0.1.0";
+/// The protocol version these bindings speak.
+const VERSION: &str = crate::protocol::V0_1_0;
 
 const EXPORT_PREFIX: &str = "seams:generator/generator-api@";
 
@@ -48,7 +50,7 @@ pub(crate) fn check_version(
         .collect();
     if exports
         .iter()
-        .any(|e| e == &format!("{EXPORT_PREFIX}{PROTOCOL_VERSION}"))
+        .any(|e| e == &format!("{EXPORT_PREFIX}{VERSION}"))
     {
         return Ok(());
     }
@@ -106,4 +108,64 @@ pub(crate) fn meta_from_wit(m: api::Metadata) -> Result<Meta, String> {
             .map(|t| (t.name, t.source))
             .collect(),
     })
+}
+
+// The generated `Host` traits, on the version-independent services.
+
+fn wit_error(e: ServiceError) -> WitError {
+    match e {
+        ServiceError::Query(m) => WitError::Query(m),
+        ServiceError::Template(m) => WitError::Template(m),
+    }
+}
+
+impl types::Host for Sandbox {}
+
+impl model::Host for Sandbox {
+    fn query(&mut self, sparql: String) -> wasmtime::Result<Result<String, WitError>> {
+        Ok(Sandbox::query(self, &sparql)?.map_err(wit_error))
+    }
+
+    fn hash(&mut self) -> wasmtime::Result<String> {
+        Ok(self.model().hash().to_owned())
+    }
+
+    fn labels(&mut self) -> wasmtime::Result<Vec<model::Label>> {
+        Ok(self
+            .model()
+            .labels()
+            .iter()
+            .map(|(iri, label)| model::Label {
+                iri: iri.clone(),
+                label: label.clone(),
+            })
+            .collect())
+    }
+}
+
+impl templates::Host for Sandbox {
+    fn render(
+        &mut self,
+        name: String,
+        context: String,
+    ) -> wasmtime::Result<Result<Resource<Rendered>, WitError>> {
+        Ok(Sandbox::render(self, &name, &context)?.map_err(wit_error))
+    }
+}
+
+impl templates::HostRendered for Sandbox {
+    fn text(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<String> {
+        self.rendered_text(&rendered)
+    }
+
+    fn drop(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<()> {
+        self.drop_rendered(rendered)
+    }
+}
+
+impl log::Host for Sandbox {
+    fn write(&mut self, level: log::Level, message: String) -> wasmtime::Result<()> {
+        Sandbox::log(self, matches!(level, log::Level::Warn), &message);
+        Ok(())
+    }
 }

@@ -5,20 +5,16 @@
 //! problems, a generator failed, bad input); 2 usage; 3 seams itself could
 //! not do the job (an I/O error, an internal error).
 
-mod bar;
-pub(crate) mod console;
-pub(crate) mod io;
-
 use std::ffi::OsString;
 use std::io::Write;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands;
-pub use console::Terminal;
-use console::{ColorChoice, Console};
-use io::Io;
-pub use io::{EXIT_FAILURE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, cache_dir};
+pub use crate::console::Terminal;
+use crate::console::{self, ColorChoice, Console};
+use crate::io::Io;
+pub use crate::io::{EXIT_FAILURE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, cache_dir};
 
 /// seams turns an RDF model into files through sandboxed WebAssembly generators.
 #[derive(Debug, Parser)]

@@ -2,7 +2,7 @@
 
 use seams_core::{ProblemKind, Wait};
 
-use crate::cli::io::{EXIT_FAILURE, EXIT_OK, FormatArg, Io, ProjectArg, WAITING, in_project};
+use crate::io::{EXIT_FAILURE, EXIT_OK, FormatArg, Io, ProjectArg, WAITING, in_project};
 
 /// Report stale, hand-edited, missing and orphan files and changed components; write nothing.
 #[derive(Debug, clap::Args)]

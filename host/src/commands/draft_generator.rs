@@ -4,7 +4,7 @@ use std::io::Write;
 
 use seams_authoring::DraftRequest;
 
-use crate::cli::io::{EXIT_OK, Format, FormatArg, Io, ProjectArg, in_project, written_lines};
+use crate::io::{EXIT_OK, Format, FormatArg, Io, ProjectArg, in_project, written_lines};
 
 /// Ask an LLM provider to draft a generator from a reference output; keep it only if its tests pass.
 #[derive(Debug, clap::Args)]

@@ -2,10 +2,8 @@
 
 use seams_core::{GenerateError, GenerateOptions, GenerateReport, Wait, generate};
 
-use crate::cli::console::{Console, GOOD, WARN};
-use crate::cli::io::{
-    EXIT_FAILURE, EXIT_OK, Format, FormatArg, Io, ProjectArg, WAITING, in_project,
-};
+use crate::console::{Console, GOOD, WARN};
+use crate::io::{EXIT_FAILURE, EXIT_OK, Format, FormatArg, Io, ProjectArg, WAITING, in_project};
 
 /// Run every generator of the project and write its outputs and seams.lock.
 #[derive(Debug, clap::Args)]

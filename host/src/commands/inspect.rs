@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use seams_runtime::Runtime;
 
-use crate::cli::io::{EXIT_OK, FormatArg, Io, cache_dir};
+use crate::io::{EXIT_OK, FormatArg, Io, cache_dir};
 
 /// Show what a component is: protocol version, meta, sha256 and size.
 #[derive(Debug, clap::Args)]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::io::{EXIT_OK, FormatArg, Io, written_lines};
+use crate::io::{EXIT_OK, FormatArg, Io, written_lines};
 
 /// Write a generator package whose test passes as written, from a reference output.
 #[derive(Debug, clap::Args)]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::io::{EXIT_FAILURE, EXIT_OK, FormatArg, Io, ProjectArg, in_project};
+use crate::io::{EXIT_FAILURE, EXIT_OK, FormatArg, Io, ProjectArg, in_project};
 
 /// Build a generator package and run its four tests on the project's model.
 #[derive(Debug, clap::Args)]

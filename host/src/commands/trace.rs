@@ -1,6 +1,6 @@
 //! `seams trace`.
 
-use crate::cli::io::{EXIT_OK, Format, FormatArg, Io, ProjectArg, in_project};
+use crate::io::{EXIT_OK, Format, FormatArg, Io, ProjectArg, in_project};
 
 /// Show which template lines wrote an output's lines, and the model elements behind them.
 #[derive(Debug, clap::Args)]

@@ -1,6 +1,6 @@
 //! `seams view`.
 
-use crate::cli::io::{EXIT_OK, FormatArg, Io, ProjectArg, in_project};
+use crate::io::{EXIT_OK, FormatArg, Io, ProjectArg, in_project};
 
 /// Print the view model a generator's extract step builds from the project's model (JSON in either format).
 #[derive(Debug, clap::Args)]

@@ -20,7 +20,7 @@
 //! macros and `call` blocks (innermost first): the first that is a view
 //! object is the line's fallback for terms.
 
-use crate::service::TemplateError;
+use crate::error::TemplateError;
 use crate::syntax::Delimiters;
 
 /// Names of the functions the tracing environment defines.

@@ -26,12 +26,14 @@
 
 #[cfg(test)]
 mod corpus;
+mod error;
 mod instrument;
 mod service;
 mod syntax;
 mod trace;
 
-pub use service::{Rendered, TemplateError, TemplateService};
+pub use error::TemplateError;
+pub use service::{Rendered, TemplateService};
 pub use syntax::Syntax;
 pub use trace::{
     SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_path, sources_of,

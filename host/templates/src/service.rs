@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use minijinja::value::{Object, Value};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
+use crate::error::TemplateError;
 use crate::syntax::{Delimiters, Syntax};
 use crate::trace::TraceLine;
 
@@ -27,31 +28,6 @@ pub(crate) const SENTINEL_CLOSE: char = '\u{F8F1}';
 /// Minijinja fuel for one render: enough for hundreds of thousands of loop
 /// iterations, small enough that a runaway template stops in about a second.
 const RENDER_FUEL: u64 = 50_000_000;
-
-/// Why a template could not be loaded or rendered.
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
-#[error("template {template}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
-pub struct TemplateError {
-    /// The template's name.
-    pub template: String,
-    /// The 1-based line, when known.
-    pub line: Option<usize>,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl TemplateError {
-    fn from_minijinja(template: &str, e: &minijinja::Error) -> Self {
-        TemplateError {
-            template: e.name().unwrap_or(template).to_owned(),
-            line: e.line(),
-            message: match e.detail() {
-                Some(detail) => format!("{}: {detail}", e.kind()),
-                None => e.kind().to_string(),
-            },
-        }
-    }
-}
 
 /// The templates of one generator, parsed once, rendered many times.
 ///

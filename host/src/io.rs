@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use seams_core::{GenerateError, Project};
 use seams_runtime::Runtime;
 
-use crate::cli::console::Console;
+use crate::console::Console;
 
 /// How a command prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -1,11 +1,13 @@
 //! How the CLI talks to the person at the terminal: `-q`/`-v`, `--color`
 //! (and `NO_COLOR`), and the progress bar on stderr.
 
+mod bar;
+
 use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
 
-use super::bar::TerminalProgress;
+use bar::TerminalProgress;
 use seams_core::{Progress, Silent};
 
 /// `--color`.
@@ -20,7 +22,7 @@ pub(crate) enum ColorChoice {
     Never,
 }
 
-/// Whether the streams are terminals; [`super::run`] assumes they are not.
+/// Whether the streams are terminals; [`crate::cli::run`] assumes they are not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Terminal {
     /// Standard output is a terminal.
