@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use seams_authoring::{golden_match, output_parses};
-use seams_core::{Project, builtin, read_inputs, run_with_inputs};
+use seams_core::{Project, builtin, run_generators};
 use seams_model::Model;
 use seams_runtime::{GeneratorRun, Runtime};
 use seams_tests::html::attribute_values;
@@ -102,8 +102,8 @@ fn example_runs() -> &'static [ExampleRuns] {
             .iter()
             .map(|&example| {
                 let project = Project::load(&repo_root().join("examples").join(example)).unwrap();
-                let inputs = read_inputs(&project).unwrap();
-                let generation = run_with_inputs(&project, &runtime, &inputs);
+                let model = Arc::new(Model::load(&project.model_files).unwrap());
+                let generation = run_generators(&project, &runtime).unwrap();
                 assert!(
                     generation.failures.is_empty(),
                     "{example}: {:?}",
@@ -111,7 +111,7 @@ fn example_runs() -> &'static [ExampleRuns] {
                 );
                 ExampleRuns {
                     example,
-                    model: inputs.model,
+                    model,
                     runs: generation.runs.into_iter().map(|r| r.run).collect(),
                 }
             })

@@ -306,3 +306,22 @@ fn a_pinned_component_whose_bytes_changed_is_refused() {
     );
     assert!(outputs(&p).is_empty());
 }
+
+#[test]
+fn a_large_output_is_written_from_its_spilled_copy_and_checks_clean() {
+    // 3 MiB: above the size at which the plan keeps an output in a
+    // temporary file rather than in memory.
+    let p = hostile_project("big-output", "");
+    let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let big = std::fs::read(p.path().join("out/big.txt")).unwrap();
+    assert_eq!(big.len(), 3 << 20);
+    assert!(big.iter().all(|&b| b == b'x'));
+    let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
+    assert!(
+        lock.contains(&seams_tests::sha256_of(&p.path().join("out/big.txt"))),
+        "the lock pins the bytes written"
+    );
+    let check = seams(&["check", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(check.code, 0, "{check:?}");
+}

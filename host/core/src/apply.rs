@@ -129,9 +129,9 @@ pub(crate) fn apply(
     let mut touched: BTreeSet<&str> = BTreeSet::new();
     let mut staged = Vec::with_capacity(plan.writes.len());
     for (path, contents) in &plan.writes {
-        let file = fs
-            .stage(path, contents.bytes())
-            .map_err(io(&out_path.join(path)))?;
+        let full = out_path.join(path);
+        let bytes = contents.read().map_err(io(&full))?;
+        let file = fs.stage(path, &bytes).map_err(io(&full))?;
         staged.push((path, file));
     }
     match staged.as_slice() {

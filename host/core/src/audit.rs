@@ -60,21 +60,60 @@ pub(crate) fn classify(
     }
 }
 
-/// New contents of a file: their sha256 and where the bytes are. Held by
-/// handle, so a plan never copies an output's bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// New contents of a file: their sha256 and a handle to where the bytes
+/// are, in memory or spilled to a seams-owned temporary file. A plan holds
+/// contents by handle, so it never copies an output's bytes, and large ones
+/// need not stay in memory.
+#[derive(Debug, Clone)]
 pub struct Contents {
     sha256: String,
-    bytes: Arc<str>,
+    len: usize,
+    bytes: Bytes,
 }
+
+#[derive(Debug, Clone)]
+enum Bytes {
+    Memory(Arc<str>),
+    /// A private temporary file (mode 0600, removed when the last handle
+    /// goes).
+    Spilled(Arc<tempfile::TempPath>),
+}
+
+impl PartialEq for Contents {
+    fn eq(&self, other: &Self) -> bool {
+        self.sha256 == other.sha256
+    }
+}
+
+impl Eq for Contents {}
 
 impl Contents {
     /// Contents held in memory.
     pub(crate) fn in_memory(bytes: Arc<str>) -> Contents {
         Contents {
             sha256: sha256_hex(bytes.as_bytes()),
-            bytes,
+            len: bytes.len(),
+            bytes: Bytes::Memory(bytes),
         }
+    }
+
+    /// Contents written to a new temporary file in `dir`.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created or written.
+    pub(crate) fn spilled(bytes: &[u8], dir: &std::path::Path) -> std::io::Result<Contents> {
+        use std::io::Write;
+        let mut file = tempfile::Builder::new()
+            .prefix(".seams-spill-")
+            .tempfile_in(dir)?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        Ok(Contents {
+            sha256: sha256_hex(bytes),
+            len: bytes.len(),
+            bytes: Bytes::Spilled(Arc::new(file.into_temp_path())),
+        })
     }
 
     /// Their sha256, lowercase hex.
@@ -82,9 +121,43 @@ impl Contents {
         &self.sha256
     }
 
-    /// The bytes.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        self.bytes.as_bytes()
+    /// Their length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether the bytes are in a temporary file rather than in memory.
+    pub fn is_spilled(&self) -> bool {
+        matches!(self.bytes, Bytes::Spilled(_))
+    }
+
+    /// The bytes, read back when spilled.
+    ///
+    /// # Errors
+    ///
+    /// A spilled file that cannot be read, or that changed since.
+    pub(crate) fn read(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
+        match &self.bytes {
+            Bytes::Memory(text) => Ok(std::borrow::Cow::Borrowed(text.as_bytes())),
+            Bytes::Spilled(path) => {
+                let bytes = std::fs::read(path.as_ref() as &std::path::Path)?;
+                if sha256_hex(&bytes) != self.sha256 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "the spilled copy {} changed since seams wrote it",
+                            path.display()
+                        ),
+                    ));
+                }
+                Ok(std::borrow::Cow::Owned(bytes))
+            }
+        }
     }
 }
 
@@ -219,6 +292,35 @@ mod tests {
     }
 
     #[test]
+    fn spilled_contents_read_back_and_refuse_a_changed_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Contents::in_memory(Arc::from("some bytes"));
+        let spilled = Contents::spilled(b"some bytes", dir.path()).unwrap();
+        assert!(spilled.is_spilled() && !memory.is_spilled());
+        assert_eq!(spilled, memory, "equal by hash");
+        assert_eq!(spilled.len(), 10);
+        assert_eq!(&*spilled.read().unwrap(), b"some bytes");
+        let file = std::fs::read_dir(dir.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert!(
+            file.file_name()
+                .to_string_lossy()
+                .starts_with(".seams-spill-")
+        );
+        std::fs::write(file.path(), "other bytes").unwrap();
+        let err = spilled.read().unwrap_err();
+        assert!(
+            err.to_string().contains("changed since seams wrote it"),
+            "{err}"
+        );
+        drop(spilled);
+        assert!(!file.path().exists(), "removed with its last handle");
+    }
+
+    #[test]
     fn the_audit_covers_generated_and_locked_paths_sorted() {
         let contents = |s: &str| Contents::in_memory(Arc::from(s));
         let generated = BTreeMap::from([
@@ -245,6 +347,9 @@ mod tests {
             ],
             "a file on disk that neither generation nor the lock knows is not seams's"
         );
-        assert_eq!(audits[1].generated.as_ref().unwrap().bytes(), b"new");
+        assert_eq!(
+            &*audits[1].generated.as_ref().unwrap().read().unwrap(),
+            b"new"
+        );
     }
 }

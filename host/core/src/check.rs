@@ -292,7 +292,8 @@ pub fn check_with(
         return Ok(report(problems));
     }
 
-    let generation = run_with_inputs(project, runtime, &inputs);
+    let mut generation = run_with_inputs(project, runtime, &inputs);
+    generation.release_spilled_texts();
     for (_, error) in &generation.failures {
         problems.push(problem(
             ProblemKind::GeneratorFailed,

@@ -162,7 +162,8 @@ pub(crate) fn generate_on(
         });
     }
 
-    let generation = run_reporting_progress(project, runtime, &inputs, options.progress);
+    let mut generation = run_reporting_progress(project, runtime, &inputs, options.progress);
+    generation.release_spilled_texts();
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
         // lock (and journal, if any) still describe the files on disk.

@@ -48,6 +48,33 @@ pub struct Generation {
     pub failures: Vec<(GeneratorSource, GeneratorError)>,
 }
 
+/// Outputs at least this large are spilled to a temporary file, so that
+/// the plan does not hold them in memory.
+const SPILL_BYTES: usize = 1 << 20;
+
+/// An output's contents: in memory, or spilled when large (in memory
+/// still when the temporary directory cannot take it).
+fn contents_of(text: &str) -> Contents {
+    if text.len() >= SPILL_BYTES
+        && let Ok(spilled) = Contents::spilled(text.as_bytes(), &std::env::temp_dir())
+    {
+        return spilled;
+    }
+    Contents::in_memory(Arc::from(text))
+}
+
+impl Generation {
+    /// Frees the text of every output whose contents were spilled: for
+    /// callers that go on with the files alone (generate, check).
+    pub(crate) fn release_spilled_texts(&mut self) {
+        for run in &mut self.runs {
+            for file in run.files.iter().filter(|f| f.contents.is_spilled()) {
+                run.run.outputs[file.output].text = String::new();
+            }
+        }
+    }
+}
+
 /// Every file a run gives: each output, then its sidecar when it is
 /// traced.
 fn files_of(run: &GeneratorRun) -> Vec<GeneratedFile> {
@@ -55,7 +82,7 @@ fn files_of(run: &GeneratorRun) -> Vec<GeneratedFile> {
     for (index, output) in run.outputs.iter().enumerate() {
         files.push(GeneratedFile {
             path: output.path.clone(),
-            contents: Contents::in_memory(Arc::from(output.text.as_str())),
+            contents: contents_of(&output.text),
             output: index,
         });
         if let Some(lines) = &output.trace {

@@ -41,12 +41,11 @@ mod project;
 mod project_lock;
 mod trace_view;
 
-pub use audit::FileState;
+pub use audit::Contents;
 pub use check::{CHECK_VERSION, CheckReport, Problem, ProblemKind, check, check_with};
 pub use error::GenerateError;
 pub use generate::{GenerateOptions, GenerateReport, generate};
-pub use generation::{GeneratedFile, Generation, SourcedRun, run_generators, run_with_inputs};
-pub use inputs::{ComponentBytes, Inputs, read_inputs, read_lock};
+pub use generation::{GeneratedFile, Generation, SourcedRun, run_generators};
 pub use inspect::{InspectError, Inspection, inspect, view};
 pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
 pub use output_dir::OutputDir;
