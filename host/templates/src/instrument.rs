@@ -23,6 +23,11 @@
 use crate::error::TemplateError;
 use crate::syntax::Delimiters;
 
+/// The prefix of every name the instrumentation adds. A template that
+/// holds it is refused, so the tracing calls cannot be reached, tested or
+/// shadowed from a template.
+pub(crate) const RESERVED_PREFIX: &str = "__seams_";
+
 /// Names of the functions the tracing environment defines.
 pub(crate) const LINE_FN: &str = "__seams_line";
 pub(crate) const VALUE_FN: &str = "__seams_value";

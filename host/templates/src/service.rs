@@ -66,6 +66,16 @@ impl TemplateService {
         let delimiters = Delimiters::for_syntax(syntax);
         let mut sources = BTreeMap::new();
         for (name, source) in templates {
+            if let Some(at) = source.find(crate::instrument::RESERVED_PREFIX) {
+                return Err(TemplateError {
+                    line: Some(source[..at].matches('\n').count() + 1),
+                    template: name,
+                    message: format!(
+                        "uses the name prefix {}, which the host reserves for its tracing render; rename it",
+                        crate::instrument::RESERVED_PREFIX
+                    ),
+                });
+            }
             env.add_template_owned(name.clone(), source.clone())
                 .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
             let instrumented = {
@@ -335,8 +345,9 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
     env.add_function(
         crate::instrument::LINE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
-            let id = origin_id(args.first())?;
-            let mark = st.lock().expect("trace state").mark(id, None, &args[1..]);
+            let mut st = st.lock().expect("trace state");
+            let id = origin_id(args.first(), &st)?;
+            let mark = st.mark(id, None, &args[1..]);
             Ok(Value::from_object(Mark {
                 value: None,
                 index: mark,
@@ -347,7 +358,8 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
     env.add_function(
         crate::instrument::VALUE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
-            let id = origin_id(args.first())?;
+            let mut st = st.lock().expect("trace state");
+            let id = origin_id(args.first(), &st)?;
             let value = args.get(1).cloned().unwrap_or_default();
             // The object the value was read off; else the value itself, when it
             // is an object printed whole.
@@ -356,10 +368,7 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
                 _ => value.clone(),
             };
             let enclosing = args.get(3..).unwrap_or(&[]);
-            let mark = st
-                .lock()
-                .expect("trace state")
-                .mark(id, Some(owner), enclosing);
+            let mark = st.mark(id, Some(owner), enclosing);
             Ok(Value::from_object(Mark {
                 value: Some(value),
                 index: mark,
@@ -370,11 +379,10 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
     env.add_function(
         crate::instrument::INCLUDE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
-            let id = origin_id(args.first())?;
+            let mut st = st.lock().expect("trace state");
+            let id = origin_id(args.first(), &st)?;
             let name = args.get(1).cloned().unwrap_or_default();
-            st.lock()
-                .expect("trace state")
-                .include(id, &name, args.get(2..).unwrap_or(&[]));
+            st.include(id, &name, args.get(2..).unwrap_or(&[]));
             Ok(name)
         },
     );
@@ -390,13 +398,18 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
     env
 }
 
-fn origin_id(arg: Option<&Value>) -> Result<usize, Error> {
-    arg.and_then(|v| v.as_usize()).ok_or_else(|| {
-        Error::new(
-            ErrorKind::InvalidOperation,
-            "tracing call without an origin",
-        )
-    })
+/// The origin id a tracing call names, checked against the origins the
+/// instrumentation made: the calls are the host's, but nothing a render
+/// receives is trusted to index anything.
+fn origin_id(arg: Option<&Value>, state: &TraceState) -> Result<usize, Error> {
+    arg.and_then(|v| v.as_usize())
+        .filter(|&id| id < state.origins.lines.len())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                "tracing call without a valid origin",
+            )
+        })
 }
 
 /// A view object's IRIs: its `iri` and `origins`, when it is one.
@@ -460,6 +473,9 @@ struct IncludeFrame {
 #[derive(Debug, Default)]
 struct Origins {
     templates: Vec<String>,
+    /// The index of each template in `templates`: a generator may ship
+    /// thousands, so they are not searched one by one.
+    index: std::collections::HashMap<String, usize>,
     /// (template index, line) per origin id.
     lines: Vec<(usize, usize)>,
     /// `template:line` per origin id.
@@ -468,10 +484,12 @@ struct Origins {
 
 impl Origins {
     fn add(&mut self, template: &str, line: usize) -> usize {
-        let t = match self.templates.iter().position(|t| t == template) {
-            Some(t) => t,
+        let t = match self.index.get(template) {
+            Some(&t) => t,
             None => {
                 self.templates.push(template.to_owned());
+                self.index
+                    .insert(template.to_owned(), self.templates.len() - 1);
                 self.templates.len() - 1
             }
         };
@@ -533,7 +551,7 @@ impl TraceState {
         self.unwind_to(id);
         let included = name
             .as_str()
-            .and_then(|n| self.origins.templates.iter().position(|t| t == n));
+            .and_then(|n| self.origins.index.get(n).copied());
         self.includes.push(IncludeFrame {
             origin: id,
             included,
@@ -613,6 +631,65 @@ mod tests {
         );
         let r = s.render("page.html", json!({"t": "<b>"})).unwrap();
         assert_eq!(r.text, "<main>\n<p>&lt;b&gt;</p>\n</main>\n");
+    }
+
+    #[test]
+    fn the_tracing_functions_cannot_be_reached_from_a_template() {
+        // Calling them with a huge origin id panicked the host once.
+        for source in [
+            "{% if __seams_line is defined %}{{ __seams_line(4000000000) }}{% endif %}\n",
+            "a\n{{ __seams_include(4000000000, \"x\") }}\n",
+            "{% set __seams_value = 1 %}\n",
+            "text that mentions __seams_ is refused too\n",
+        ] {
+            let err =
+                TemplateService::new([("t.txt".to_owned(), source.to_owned())], Syntax::Jinja)
+                    .unwrap_err();
+            assert!(err.message.contains("reserves"), "{source:?}: {err}");
+            assert_eq!(err.template, "t.txt");
+            assert_eq!(
+                err.line,
+                Some(
+                    source[..source.find("__seams_").unwrap()]
+                        .matches('\n')
+                        .count()
+                        + 1
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_tracing_call_with_an_unknown_origin_is_an_error_not_a_panic() {
+        let state = Arc::new(Mutex::new(TraceState::default()));
+        let env = tracing_environment(Syntax::Jinja, &state);
+        for call in [
+            "{{ __seams_line(4000000000) }}",
+            "{{ __seams_line() }}",
+            "{{ __seams_value(99, 1) }}",
+            "{{ __seams_include(7, 'x') }}",
+        ] {
+            let err = env.render_str(call, ()).unwrap_err();
+            assert!(
+                err.to_string().contains("without a valid origin"),
+                "{call}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn thousands_of_templates_load_and_trace() {
+        // 20,000 templates once took 55 s (a linear search per template).
+        let templates: Vec<(String, String)> = (0..20_000)
+            .map(|i| (format!("t{i}.txt"), format!("line {{{{ x }}}} {i}\n")))
+            .collect();
+        let service = TemplateService::new(templates, Syntax::Jinja).unwrap();
+        let rendered = service.render("t19999.txt", json!({"x": 1})).unwrap();
+        assert_eq!(rendered.text, "line 1 19999\n");
+        assert_eq!(
+            service.trace(&rendered).unwrap()[0].templates,
+            ["t19999.txt:1"]
+        );
     }
 
     #[test]
