@@ -39,6 +39,11 @@ fn a_copied_and_changed_htmx_generator_runs_from_its_wasm() {
     std::fs::write(package.join("Cargo.toml"), manifest).unwrap();
     // The workspace's lock keeps the copy on the versions seams is tested with.
     std::fs::copy(repo_root().join("Cargo.lock"), package.join("Cargo.lock")).unwrap();
+    // A component may not use a built-in's name.
+    let lib = package.join("src/lib.rs");
+    let source = std::fs::read_to_string(&lib).unwrap();
+    assert!(source.contains("\"htmx\","), "the meta name to rename");
+    std::fs::write(&lib, source.replacen("\"htmx\",", "\"my-pages\",", 1)).unwrap();
     let page = package.join("templates/page.html");
     let template = std::fs::read_to_string(&page).unwrap();
     std::fs::write(

@@ -1,13 +1,13 @@
 //! Running every generator of a project, in parallel, on inputs read
 //! once; in memory, writing nothing.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use seams_runtime::{GeneratorError, GeneratorErrorKind, GeneratorRun, Runtime};
 use seams_templates::{TRACE_VERSION, Trace, sidecar_path};
 
 use crate::audit::Contents;
+use crate::claims::{Claimant, clashes};
 use crate::error::GenerateError;
 use crate::inputs::{Inputs, load_bytes, read_inputs};
 use crate::progress::{Progress, Silent};
@@ -133,11 +133,13 @@ pub(crate) fn run_reporting_progress(
             .zip(&inputs.components)
             .map(|(source, component)| {
                 scope.spawn(move || {
-                    let result = component
-                        .as_ref()
-                        .map_err(clone_error)
-                        .and_then(|component| load_bytes(runtime, source, &component.bytes))
-                        .and_then(|loaded| runtime.run(&loaded, model, &project.limits));
+                    let result = isolated(source, || {
+                        component
+                            .as_ref()
+                            .map_err(clone_error)
+                            .and_then(|component| load_bytes(runtime, source, &component.bytes))
+                            .and_then(|loaded| runtime.run(&loaded, model, &project.limits))
+                    });
                     progress.advance(1, &source.to_string());
                     result
                 })
@@ -145,7 +147,7 @@ pub(crate) fn run_reporting_progress(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("a generator thread panicked"))
+            .map(|h| h.join().expect("a generator's work is isolated"))
             .collect()
     });
     progress.finish();
@@ -155,35 +157,34 @@ pub(crate) fn run_reporting_progress(
         runs: Vec::new(),
         failures: Vec::new(),
     };
-    let mut claimed: BTreeMap<String, String> = BTreeMap::new();
+    let mut runs = Vec::new();
     for (source, result) in project.generators.iter().zip(results) {
-        let run = match result {
-            Ok(run) => run,
-            Err(e) => {
-                generation.failures.push((source.clone(), e));
-                continue;
-            }
-        };
-        // Two generators may not write the same file.
-        let clash = run.outputs.iter().find_map(|o| {
-            claimed
-                .get(&o.path)
-                .map(|owner| (o.path.clone(), owner.clone()))
-        });
-        if let Some((path, owner)) = clash {
+        match result {
+            Ok(run) => runs.push((source, run)),
+            Err(e) => generation.failures.push((source.clone(), e)),
+        }
+    }
+    // Every output is claimed before anything is written.
+    let clashes = clashes(
+        &runs
+            .iter()
+            .map(|(source, run)| Claimant {
+                source,
+                name: &run.meta.name,
+                paths: run.outputs.iter().map(|o| o.path.as_str()).collect(),
+            })
+            .collect::<Vec<_>>(),
+    );
+    for (i, (source, run)) in runs.into_iter().enumerate() {
+        if let Some(why) = clashes.get(&i) {
             generation.failures.push((
                 source.clone(),
                 GeneratorError {
                     generator: source.to_string(),
-                    kind: GeneratorErrorKind::Protocol(format!(
-                        "returned {path:?}, which generator {owner} also writes"
-                    )),
+                    kind: GeneratorErrorKind::Protocol(why.clone()),
                 },
             ));
             continue;
-        }
-        for o in &run.outputs {
-            claimed.insert(o.path.clone(), run.meta.name.clone());
         }
         let files = files_of(&run);
         generation.runs.push(SourcedRun {
@@ -192,12 +193,61 @@ pub(crate) fn run_reporting_progress(
             files,
         });
     }
+    // In seams.toml order, whatever step failed them.
     generation
+        .failures
+        .sort_by_key(|(source, _)| project.generators.iter().position(|g| g == source));
+    generation
+}
+
+/// Runs one generator's work so that a panic in the host's handling of it
+/// fails that generator only, with a message, instead of the process.
+fn isolated(
+    source: &GeneratorSource,
+    work: impl FnOnce() -> Result<GeneratorRun, GeneratorError>,
+) -> Result<GeneratorRun, GeneratorError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        Err(GeneratorError {
+            generator: source.to_string(),
+            kind: GeneratorErrorKind::Internal(what),
+        })
+    })
 }
 
 fn clone_error(e: &GeneratorError) -> GeneratorError {
     GeneratorError {
         generator: e.generator.clone(),
         kind: GeneratorErrorKind::Protocol(e.kind.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_one_generators_work_fails_that_generator_only() {
+        let source = GeneratorSource::Builtin("htmx".into());
+        let failed = isolated(&source, || panic!("index out of bounds: the len is 3"));
+        let error = failed.unwrap_err();
+        assert_eq!(error.generator, "htmx");
+        assert!(matches!(error.kind, GeneratorErrorKind::Internal(_)));
+        let message = error.to_string();
+        assert!(message.contains("a bug in seams"), "{message}");
+        assert!(
+            message.contains("index out of bounds: the len is 3"),
+            "{message}"
+        );
+        assert!(
+            message.contains("the other generators carried on"),
+            "{message}"
+        );
+        let owned = isolated(&source, || panic!("{}", String::from("owned message")));
+        assert!(owned.unwrap_err().to_string().contains("owned message"));
     }
 }

@@ -26,6 +26,7 @@ mod apply;
 mod audit;
 pub mod builtin;
 mod check;
+mod claims;
 mod error;
 mod generate;
 mod generation;

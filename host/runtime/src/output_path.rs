@@ -22,6 +22,11 @@ pub fn validate(path: &str) -> Result<(), &'static str> {
     if path.chars().any(char::is_control) {
         return Err("it contains a control character");
     }
+    if path.chars().any(seams_model::input_text::unsafe_char) {
+        return Err(
+            "it contains an invisible formatting character (a bidi override or isolate, a zero-width character)",
+        );
+    }
     if path.contains('\\') {
         return Err("it contains '\\'; use '/' between directories");
     }
@@ -40,6 +45,17 @@ pub fn validate(path: &str) -> Result<(), &'static str> {
             }
             _ => {}
         }
+        if segment.len() > 255 {
+            return Err("it has a name longer than 255 bytes, more than file systems take");
+        }
+        if segment.ends_with(['.', ' ']) {
+            return Err("it has a name ending in '.' or ' ', which Windows drops");
+        }
+        if is_device_name(segment) {
+            return Err(
+                "it has a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9), with or without an extension",
+            );
+        }
     }
     if path
         .split('/')
@@ -51,6 +67,17 @@ pub fn validate(path: &str) -> Result<(), &'static str> {
         return Err("names ending in .trace.json are reserved for the host's trace sidecars");
     }
     Ok(())
+}
+
+/// Whether `segment` is a name Windows reserves for a device, whatever its
+/// case and extension (`nul.txt` is NUL).
+fn is_device_name(segment: &str) -> bool {
+    let stem = segment.split('.').next().unwrap_or(segment).trim_end();
+    let upper = stem.to_ascii_uppercase();
+    matches!(upper.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || ((upper.starts_with("COM") || upper.starts_with("LPT"))
+            && upper.len() == 4
+            && matches!(upper.as_bytes()[3], b'1'..=b'9'))
 }
 
 /// Checks that sorted paths are distinct and none is a directory of
@@ -103,6 +130,15 @@ mod tests {
             "x.html.trace.json",
             ".seams-tmp-1-2",
             "a/.seams-tmp-x/b",
+            "n".repeat(256).as_str(),
+            "dir./x",
+            "x ",
+            "CON",
+            "con.txt",
+            "a/Lpt1.log",
+            "COM9",
+            "x\u{202e}txt.exe",
+            "zero\u{200b}width",
         ] {
             assert!(validate(bad).is_err(), "{bad:?} should be refused");
         }
@@ -111,6 +147,11 @@ mod tests {
             "pages/thread.html",
             "a.b/c-d_e.txt",
             "ünïcode.md",
+            "n".repeat(255).as_str(),
+            "console.txt",
+            "com10",
+            "lpt",
+            ".hidden",
         ] {
             assert_eq!(validate(good), Ok(()), "{good:?}");
         }
