@@ -1,14 +1,21 @@
 //! How the CLI talks to the person at the terminal: `-q`/`-v`, `--color`
-//! (and `NO_COLOR`), and the progress bar on stderr.
+//! (and `NO_COLOR`), the progress bar on stderr, and text made safe to
+//! print: whatever a generator produced (log lines, error messages, paths,
+//! terms) may hold escape sequences that would drive the terminal (clear
+//! it, set its title or clipboard, fake a `seams generate:` line) or text
+//! direction overrides, and may be huge.
 
 mod bar;
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
 
 use bar::TerminalProgress;
 use seams_core::{Progress, Silent};
+use seams_model::input_text::unsafe_char;
+pub(crate) use seams_model::input_text::{escape_line as safe_line, escape_text as safe_text};
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -84,7 +91,10 @@ impl Console {
         paint(self.color_out, style, text)
     }
 
-    /// `seams COMMAND: message` on stderr, the prefix in red when colored.
+    /// `seams COMMAND: message` on stderr, the prefix in red when colored;
+    /// the message made safe ([`safe_text`]: its lines are seams's, what a
+    /// generator said in it was made one line where it was received), at
+    /// most [`MESSAGE_LIMIT`] characters.
     pub fn error(&self, err: &mut dyn Write, command: &str, message: &str) {
         let prefix = if command.is_empty() {
             "seams:".to_owned()
@@ -92,7 +102,7 @@ impl Console {
             format!("seams {command}:")
         };
         let prefix = paint(self.color_err, ERROR, &prefix);
-        let _ = writeln!(err, "{prefix} {message}");
+        let _ = writeln!(err, "{prefix} {}", safe_text(message, MESSAGE_LIMIT));
     }
 
     /// Where long work reports its progress: a bar on a terminal, nothing
@@ -106,6 +116,33 @@ impl Console {
     }
 }
 
+/// The most characters of one message printed; the rest is cut, and said.
+/// Above what the runtime keeps of a generator's own message (2000), so
+/// that its note of the full size survives.
+pub(crate) const MESSAGE_LIMIT: usize = 4000;
+
+/// The most characters of one generator log line printed.
+pub(crate) const LOG_LINE_LIMIT: usize = 1000;
+
+/// JSON text with the characters serde_json leaves raw but a terminal would
+/// act on (C1 controls, bidi and invisible formatting characters) written
+/// as `\uXXXX` escapes, which mean the same to every JSON reader (they can
+/// only occur inside strings).
+pub(crate) fn safe_json(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(|c| unsafe_char(c) && c != '\n') {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if unsafe_char(c) && c != '\n' {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn paint(on: bool, style: Style, text: &str) -> String {
     if on {
         format!("{style}{text}{style:#}")
@@ -117,6 +154,60 @@ fn paint(on: bool, style: Style, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_generator_printed_cannot_drive_the_terminal() {
+        let cases: &[(&str, &str)] = &[
+            ("plain text, ünïcode", "plain text, ünïcode"),
+            // Clear the screen, then a fake line of ours.
+            (
+                "\u{1b}[2J\nseams generate: fine",
+                "\\u{1b}[2J\\u{a}seams generate: fine",
+            ),
+            // OSC 52: write the clipboard; BEL ends it.
+            ("\u{1b}]52;c;ZXZpbA==\u{7}", "\\u{1b}]52;c;ZXZpbA==\\u{7}"),
+            // C1 CSI, carriage return, DEL.
+            ("a\u{9b}31mb\rc\u{7f}", "a\\u{9b}31mb\\u{d}c\\u{7f}"),
+            // Right-to-left override and isolates, zero-width space, BOM.
+            (
+                "x\u{202e}gpj.exe\u{2066}\u{200b}\u{feff}",
+                "x\\u{202e}gpj.exe\\u{2066}\\u{200b}\\u{feff}",
+            ),
+        ];
+        for (raw, shown) in cases {
+            assert_eq!(safe_line(raw, 100), *shown, "{raw:?}");
+        }
+        assert_eq!(safe_text("one\ntwo\u{1b}[m\n", 100), "one\ntwo\\u{1b}[m\n");
+        assert!(matches!(safe_line("fine", 100), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_huge_message_is_cut_and_its_size_said() {
+        let huge = "x".repeat(64 << 20);
+        let shown = safe_line(&huge, MESSAGE_LIMIT);
+        assert_eq!(shown.chars().filter(|&c| c == 'x').count(), MESSAGE_LIMIT);
+        assert!(
+            shown.ends_with("... (67108864 bytes in all)"),
+            "{}",
+            &shown[shown.len() - 40..]
+        );
+        let exact = "y".repeat(MESSAGE_LIMIT);
+        assert_eq!(
+            safe_line(&exact, MESSAGE_LIMIT),
+            exact,
+            "at the limit, nothing is cut"
+        );
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_without_raw_terminal_controls() {
+        let value = serde_json::json!({ "log": "a\u{9b}b\u{202e}c\u{1b}d" });
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        let safe = safe_json(&text);
+        assert!(!safe.chars().any(|c| unsafe_char(c) && c != '\n'), "{safe}");
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, value);
+    }
 
     #[test]
     fn color_follows_the_flag_then_no_color_then_the_terminal() {

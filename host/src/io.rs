@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use seams_core::{GenerateError, Project};
 use seams_runtime::Runtime;
 
-use crate::console::Console;
+use crate::console::{Console, MESSAGE_LIMIT, safe_json, safe_line, safe_text};
 
 /// How a command prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -69,7 +69,7 @@ impl Io<'_> {
         code: u8,
     ) -> u8 {
         let printed = match format {
-            Format::Text => text(),
+            Format::Text => safe_text(&text(), usize::MAX).into_owned(),
             Format::Json => json_text(&json()),
         };
         let _ = self.out.write_all(printed.as_bytes());
@@ -84,6 +84,7 @@ impl Io<'_> {
         let code = exit_code(&error);
         self.console.error(self.err, name, &message);
         if format == Format::Json {
+            let message = safe_line(&message, MESSAGE_LIMIT);
             let _ = self.out.write_all(
                 json_text(&serde_json::json!({ "error": message, "exit_code": code })).as_bytes(),
             );
@@ -92,9 +93,10 @@ impl Io<'_> {
     }
 }
 
-/// A JSON document with a final newline.
+/// A JSON document with a final newline, safe to print ([`safe_json`]).
 pub(crate) fn json_text(value: &serde_json::Value) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("JSON serializes");
+    let text = serde_json::to_string_pretty(value).expect("JSON serializes");
+    let mut text = safe_json(&text).into_owned();
     text.push('\n');
     text
 }

@@ -1,5 +1,6 @@
-//! The compiled-component cache: written on first load, used on the next,
-//! and a damaged entry is recompiled rather than trusted.
+//! The compiled-component cache: written on first load, used on the next;
+//! a damaged, foreign or exposed entry is recompiled rather than trusted, a
+//! directory others can write is not used, and old entries go.
 
 use seams_tests::HOSTILE_WASM;
 
@@ -62,5 +63,102 @@ fn a_compiled_component_is_cached_by_hash_and_reused() {
             .unwrap()
             .outputs,
         first.outputs
+    );
+}
+
+/// A runtime on `cache` loads the hostile component and runs it; gives the
+/// outputs.
+fn load_and_run(cache: &std::path::Path) -> Vec<seams_runtime::Output> {
+    let bytes = std::fs::read(HOSTILE_WASM).unwrap();
+    let model = std::sync::Arc::new(
+        seams_model::Model::parse(
+            "m.ttl",
+            "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"ok\" .",
+        )
+        .unwrap(),
+    );
+    let runtime = seams_runtime::Runtime::new(Some(cache.to_owned())).unwrap();
+    let loaded = runtime.load("hostile.wasm", &bytes).unwrap();
+    runtime
+        .run(&loaded, &model, &seams_runtime::Limits::default())
+        .unwrap()
+        .outputs
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn the_cache_trusts_no_entry_it_cannot_vouch_for() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().join("components");
+    let expected = load_and_run(&dir);
+    assert_eq!(mode(&dir), 0o700, "created private");
+    let entry = cached_files(&dir).remove(0);
+    assert_eq!(mode(&entry), 0o600);
+    let good = std::fs::read(&entry).unwrap();
+    assert!(
+        good.starts_with(b"seamsc1\n"),
+        "a header with the payload's sha256"
+    );
+
+    // A payload changed under a header that no longer matches it.
+    let mut tampered = good.clone();
+    let last = tampered.len() - 1;
+    tampered[last] ^= 0xff;
+    std::fs::write(&entry, &tampered).unwrap();
+    assert_eq!(load_and_run(&dir), expected);
+    assert_eq!(
+        std::fs::read(&entry).unwrap(),
+        good,
+        "replaced by what seams wrote"
+    );
+
+    // Seams's own bytes, but a file others may write: not trusted.
+    std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+    assert_eq!(load_and_run(&dir), expected);
+    assert_eq!(mode(&entry), 0o600, "compiled again and replaced");
+
+    // A directory others may write is not used at all.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::remove_file(&entry).unwrap();
+    assert_eq!(load_and_run(&dir), expected);
+    assert!(
+        cached_files(&dir).is_empty(),
+        "nothing written to a shared directory"
+    );
+}
+
+#[test]
+fn old_entries_are_evicted() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    std::fs::create_dir_all(dir).unwrap();
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    for i in 0..40 {
+        let path = dir.join(format!("{i:064x}-0000000000000000.cwasm"));
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_modified(old + std::time::Duration::from_secs(i))
+            .unwrap();
+    }
+    load_and_run(dir);
+    let files = cached_files(dir);
+    assert_eq!(files.len(), 32, "{files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.ends_with(format!("{:064x}-0000000000000000.cwasm", 0))),
+        "the oldest went first"
+    );
+    assert_eq!(
+        files
+            .iter()
+            .filter(|f| std::fs::read(f).unwrap().starts_with(b"seamsc1\n"))
+            .count(),
+        1,
+        "the new entry stays"
     );
 }

@@ -130,6 +130,13 @@ fn output_paths_that_could_leave_the_output_directory_are_refused() {
         ("C:\\\\x", "'\\'"),
         ("a\\u0007b", "control character"),
         ("a\\nb", "control character"),
+        (
+            "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+            "longer than 255 bytes",
+        ),
+        ("nul.txt", "device name"),
+        ("dir./x", "ending in '.'"),
+        ("x\\u202Etxt.exe", "invisible formatting character"),
     ] {
         let p = hostile_project(&format!("path:{path}"), FAST_LIMITS);
         assert_stopped(&p, &["output path", "refused", rule]);
@@ -324,4 +331,132 @@ fn a_large_output_is_written_from_its_spilled_copy_and_checks_clean() {
     );
     let check = seams(&["check", "--project", p.path().to_str().unwrap()]);
     assert_eq!(check.code, 0, "{check:?}");
+}
+
+#[test]
+fn what_a_generator_prints_reaches_the_terminal_escaped_and_cut() {
+    let raw = |c: char| matches!(c, '\u{1b}' | '\u{7}' | '\u{9b}' | '\u{202e}');
+    for (behaviour, code) in [("ansi-log", 0), ("ansi-error", 1), ("huge-error", 1)] {
+        let p = hostile_project(behaviour, FAST_LIMITS);
+        let dir = p.path().to_str().unwrap();
+        let generate = seams(&["generate", "--project", dir]);
+        let check = seams(&["check", "--project", dir]);
+        let json = seams(&["check", "--format", "json", "--project", dir]);
+        assert_eq!(generate.code, code, "{behaviour}: {generate:?}");
+        for (what, text) in [
+            ("generate stdout", &generate.stdout),
+            ("generate stderr", &generate.stderr),
+            ("check stdout", &check.stdout),
+            ("check stderr", &check.stderr),
+            ("check json", &json.stdout),
+        ] {
+            assert!(!text.chars().any(raw), "{behaviour}, {what}: {text:?}");
+            assert!(
+                text.len() < 20_000,
+                "{behaviour}, {what}: {} bytes",
+                text.len()
+            );
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.starts_with("seams generate: 0 generators")
+                        || l.starts_with("seams generate: all good")),
+                "{behaviour}, {what}: a faked line in {text:?}"
+            );
+        }
+        serde_json::from_str::<serde_json::Value>(&json.stdout).expect("still one JSON document");
+        match behaviour {
+            "ansi-log" => {
+                assert!(
+                    generate
+                        .stderr
+                        .contains("hostile: stdout: \\u{1b}]52;c;ZXZpbA==\\u{7}"),
+                    "{}",
+                    generate.stderr
+                );
+                assert!(
+                    generate.stderr.contains("red\\u{202e}txt.exe"),
+                    "{}",
+                    generate.stderr
+                );
+            }
+            "ansi-error" => assert!(
+                generate.stderr.contains(
+                    "extract failed: \\u{1b}[2J\\u{a}seams generate: 0 generators failed\\u{202e}"
+                ),
+                "{}",
+                generate.stderr
+            ),
+            _ => assert!(
+                generate.stderr.contains("... (8388608 bytes in all)"),
+                "{}",
+                &generate.stderr[generate.stderr.len().saturating_sub(200)..]
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_generator_cannot_take_or_shadow_another_generators_file() {
+    for (path, hostile_says, fastapi_says) in [
+        (
+            "app.py",
+            "which fastapi also writes",
+            "which hostile.wasm also writes",
+        ),
+        (
+            "App.py",
+            "same file as \"app.py\"",
+            "same file as \"App.py\"",
+        ),
+        (
+            "app.py/x",
+            "inside \"app.py\"",
+            "as a file, but hostile.wasm writes",
+        ),
+    ] {
+        // Listed first, as a hijacker would be.
+        let model = format!(
+            "{}\n<urn:seams:test#hostile> <urn:seams:test#behaviour> \"path:{path}\" .\n",
+            chat_model()
+        );
+        let p = TempProject::new(
+            &model,
+            "[[generator]]\nwasm = \"hostile.wasm\"\n\n[[generator]]\nbuiltin = \"fastapi\"\n\n[[generator]]\nbuiltin = \"htmx\"\n",
+        );
+        p.add_file("hostile.wasm", HOSTILE_WASM);
+        let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+        assert_eq!(run.code, 1, "{path}: {run:?}");
+        let line = |generator: &str| {
+            run.stderr
+                .lines()
+                .find(|l| l.starts_with(&format!("seams generate: generator {generator}: ")))
+                .unwrap_or_else(|| panic!("{path}: no error for {generator} in {:?}", run.stderr))
+                .to_owned()
+        };
+        assert!(
+            line("hostile.wasm").contains(hostile_says),
+            "{path}: {}",
+            line("hostile.wasm")
+        );
+        assert!(
+            line("fastapi").contains(fastapi_says),
+            "{path}: {}",
+            line("fastapi")
+        );
+        assert!(
+            !run.stderr.contains("generator htmx"),
+            "htmx is not involved"
+        );
+        assert!(
+            p.path().join("out/conversations.html").is_file(),
+            "htmx carried on"
+        );
+        assert!(!p.path().join("out/app.py").exists(), "nobody wrote app.py");
+        let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
+        assert!(
+            !lock.contains("app.py") && !lock.contains("App.py"),
+            "{lock}"
+        );
+    }
 }

@@ -2,7 +2,10 @@
 //! files), and how values from them appear in messages: a UTF-8 BOM is
 //! accepted, invalid UTF-8 is named by line and column, and an echoed value
 //! is cut to [`ECHO_LIMIT`] characters so that a huge value cannot flood
-//! the terminal.
+//! the terminal. Text from an untrusted source (a generator's log or
+//! error) is escaped so that it cannot drive a terminal ([`escape_line`]).
+
+use std::borrow::Cow;
 
 /// The most characters of a value from a file that a message repeats.
 pub const ECHO_LIMIT: usize = 120;
@@ -79,6 +82,55 @@ pub fn cut(message: &str) -> String {
     }
     let head: String = message.chars().take(limit).collect();
     format!("{head}... (cut)")
+}
+
+/// Whether `c` must not reach a terminal as it is: control characters
+/// (C0, DEL, C1: escape sequences start with them) and the invisible
+/// formatting characters that reorder or hide text (bidi overrides and
+/// isolates, zero-width characters, the BOM).
+pub fn unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{061C}'
+        )
+}
+
+/// `text` as one line that is safe to print: every [`unsafe_char`] (the
+/// newline included) written as `\u{..}`, cut to `limit` characters with
+/// its full size said.
+pub fn escape_line(text: &str, limit: usize) -> Cow<'_, str> {
+    escape(text, limit, false)
+}
+
+/// `text` safe to print, its lines kept: like [`escape_line`] but for
+/// `\n`.
+pub fn escape_text(text: &str, limit: usize) -> Cow<'_, str> {
+    escape(text, limit, true)
+}
+
+fn escape(text: &str, limit: usize, keep_newlines: bool) -> Cow<'_, str> {
+    let needs = |c: char| unsafe_char(c) && !(keep_newlines && c == '\n');
+    let long = limit != usize::MAX && text.len() > limit && text.chars().nth(limit).is_some();
+    if !long && !text.chars().any(needs) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len().min(limit.saturating_mul(4)) + 32);
+    for (count, c) in text.chars().enumerate() {
+        if count == limit {
+            out.push_str(&format!("... ({} bytes in all)", text.len()));
+            break;
+        }
+        if needs(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -1,20 +1,40 @@
 //! Compiled components on disk, so that a generator starts in milliseconds
 //! after its first run.
 //!
-//! A cache file is named by the component's sha256 and the engine's
-//! precompile-compatibility hash, is written atomically, and is only ever
-//! read from the host's own cache directory: deserializing compiled code
-//! is unsafe for bytes the host did not write.
+//! Deserializing compiled code runs whatever it holds, so the cache trusts
+//! nothing it did not check. An entry is used only when the cache
+//! directory is private (owned by this user, writable by nobody else), the
+//! file is a regular file owned by this user and writable by nobody else,
+//! and its content is what seams wrote: a header naming the format and the
+//! sha256 of the serialized bytes that follow. Anything else is compiled
+//! again (and replaced, when the directory is private); a directory that
+//! is not private is not used at all. Entries are named by the component's
+//! sha256 and the engine's precompile-compatibility hash, written
+//! atomically (mode 0600), and the oldest go once there are more than
+//! [`MAX_ENTRIES`].
 
 use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
 
+use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+/// How many compiled components the cache keeps.
+pub(crate) const MAX_ENTRIES: usize = 32;
+
+/// The first bytes of an entry: the format, then the sha256 of the rest.
+const MAGIC: &[u8; 8] = b"seamsc1\n";
 
 pub(crate) struct ComponentCache {
     dir: PathBuf,
     engine_key: String,
+}
+
+/// Whether `meta` belongs to this user and nobody else may write it.
+fn private(meta: &std::fs::Metadata) -> bool {
+    meta.uid() == rustix::process::getuid().as_raw() && meta.mode() & 0o022 == 0
 }
 
 impl ComponentCache {
@@ -27,38 +47,84 @@ impl ComponentCache {
         }
     }
 
+    /// The cache directory, created private when missing; `None` when it
+    /// exists but is not private (or cannot be made).
+    fn private_dir(&self) -> Option<&Path> {
+        if !self.dir.exists() {
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&self.dir);
+        }
+        let meta = std::fs::symlink_metadata(&self.dir).ok()?;
+        (meta.is_dir() && private(&meta)).then_some(self.dir.as_path())
+    }
+
     pub(crate) fn get_or_compile(
         &self,
         engine: &Engine,
         sha256: &str,
         bytes: &[u8],
     ) -> Result<Component, String> {
+        let dir = self.private_dir();
         let name = format!("{sha256}-{}.cwasm", self.engine_key);
-        let path = self.dir.join(&name);
-        if path.is_file() {
-            // SAFETY: the file is in the host's own cache directory, named
-            // by the component's hash and this engine's compatibility hash,
-            // and only this code writes there (atomically).
-            if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
+        if let Some(payload) = dir.and_then(|dir| read_entry(&dir.join(&name))) {
+            // SAFETY: the bytes are those seams serialized for this
+            // component and engine: the file is this user's alone, in a
+            // directory that is this user's alone, and its header's sha256
+            // matches them.
+            if let Ok(component) = unsafe { Component::deserialize(engine, &payload) } {
                 return Ok(component);
             }
         }
         let component = Component::new(engine, bytes).map_err(|e| format!("{e:#}"))?;
         // A cache that cannot be written only costs time on the next run.
-        if let Ok(serialized) = component.serialize() {
-            let _ = self.write(&path, &serialized);
+        if let (Some(dir), Ok(serialized)) = (dir, component.serialize()) {
+            let _ = write_entry(dir, &name, &serialized);
+            let _ = evict(dir, MAX_ENTRIES);
         }
         Ok(component)
     }
+}
 
-    /// Writes a cache file atomically: a temporary file in the cache
-    /// directory, renamed into place, so a reader never sees part of one.
-    fn write(&self, path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-        use std::io::Write;
-        std::fs::create_dir_all(&self.dir)?;
-        let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
-        file.write_all(bytes)?;
-        file.persist(path).map_err(|e| e.error)?;
-        Ok(())
+/// The serialized component in the entry at `path`, if it is one seams
+/// wrote and nobody else could have.
+fn read_entry(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || !private(&meta) {
+        return None;
     }
+    let bytes = std::fs::read(path).ok()?;
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (hash, payload) = rest.split_at_checked(32)?;
+    (Sha256::digest(payload).as_slice() == hash).then(|| payload.to_vec())
+}
+
+/// Writes an entry atomically: a private temporary file in the cache
+/// directory, renamed into place, so a reader never sees part of one.
+fn write_entry(dir: &Path, name: &str, serialized: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(MAGIC)?;
+    file.write_all(&Sha256::digest(serialized))?;
+    file.write_all(serialized)?;
+    file.persist(dir.join(name)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Removes the oldest entries beyond `keep`.
+fn evict(dir: &Path, keep: usize) -> std::io::Result<()> {
+    let mut entries: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if entries.len() <= keep {
+        return Ok(());
+    }
+    entries.sort();
+    for (_, path) in &entries[..entries.len() - keep] {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }

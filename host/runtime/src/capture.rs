@@ -7,6 +7,9 @@ use std::task::{Context, Poll};
 
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 
+/// The most characters of one log line kept; the rest is cut, and said.
+const LINE_LIMIT: usize = 1000;
+
 /// The bounded log of one run.
 pub(crate) struct Capture {
     limit: usize,
@@ -32,6 +35,9 @@ impl Capture {
         if self.truncated {
             return;
         }
+        // A generator's text: escaped so it cannot drive a terminal, and a
+        // line at most LINE_LIMIT characters.
+        let line = &*seams_model::input_text::escape_line(line, LINE_LIMIT);
         if self.used + line.len() > self.limit {
             self.truncated = true;
             self.lines.push(format!(

@@ -2,6 +2,7 @@
 //! generator (and, for a limit, the `[sandbox]` key that raises it), or an
 //! engine that cannot be set up.
 
+use seams_model::input_text::escape_line;
 use seams_templates::TemplateError;
 
 use crate::limits::STACK_BYTES;
@@ -126,10 +127,29 @@ pub enum GeneratorErrorKind {
     Meta(String),
     /// A template failed to parse or render.
     #[error("{0}")]
-    Template(#[from] TemplateError),
+    Template(TemplateError),
     /// Anything the protocol forbids, e.g. a duplicate path.
     #[error("{0}")]
     Protocol(String),
+    /// seams itself failed while running the generator (a bug in seams):
+    /// this generator fails, the others carry on.
+    #[error(
+        "seams failed while running it (a bug in seams, please report it): {0}; the other generators carried on"
+    )]
+    Internal(String),
+}
+
+impl From<TemplateError> for GeneratorErrorKind {
+    /// The template's name and the message (which may quote its source)
+    /// are the generator's text: made one safe line each.
+    fn from(e: TemplateError) -> Self {
+        let line = |text: &str, limit| escape_line(text, limit).into_owned();
+        GeneratorErrorKind::Template(TemplateError {
+            template: line(&e.template, 200),
+            line: e.line,
+            message: line(&e.message, 2000),
+        })
+    }
 }
 
 /// The engine could not be set up.

@@ -365,7 +365,7 @@ fn run_steps(
         bindings::meta_from_wit(api.call_meta(&mut *store)?).map_err(GeneratorErrorKind::Meta)?;
     let service = Arc::new(
         TemplateService::new(meta.templates.clone(), meta.syntax)
-            .map_err(GeneratorErrorKind::Template)?,
+            .map_err(GeneratorErrorKind::from)?,
     );
     store.data_mut().set_templates(service.clone());
 
@@ -432,9 +432,7 @@ fn run_steps(
     // The host traces what it rendered: a second, tracing render.
     for output in outputs.iter_mut().filter(|_| tracing) {
         if let Some(rendered) = &output.rendered {
-            let lines = service
-                .trace(rendered)
-                .map_err(GeneratorErrorKind::Template)?;
+            let lines = service.trace(rendered).map_err(GeneratorErrorKind::from)?;
             output.sources = sources_of(&lines);
             output.trace = Some(lines);
             output.named = true;

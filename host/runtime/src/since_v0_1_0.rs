@@ -69,14 +69,20 @@ pub(crate) fn check_version(
     })
 }
 
+/// A generator's error as one line: escaped so it cannot drive a terminal
+/// or fake a line of seams's, and cut.
 pub(crate) fn error_message(e: &WitError) -> String {
+    let line = |m: &str| seams_model::input_text::escape_line(m, ERROR_LIMIT).into_owned();
     match e {
-        WitError::InvalidInput(m) => format!("invalid input: {m}"),
-        WitError::Query(m) => format!("query: {m}"),
-        WitError::Template(m) => format!("template: {m}"),
-        WitError::Failed(m) => m.clone(),
+        WitError::InvalidInput(m) => format!("invalid input: {}", line(m)),
+        WitError::Query(m) => format!("query: {}", line(m)),
+        WitError::Template(m) => format!("template: {}", line(m)),
+        WitError::Failed(m) => line(m),
     }
 }
+
+/// The most characters of a generator's error message kept.
+const ERROR_LIMIT: usize = 2000;
 
 pub(crate) fn meta_from_wit(m: api::Metadata) -> Result<Meta, String> {
     if !is_generator_name(&m.name) {

@@ -2,7 +2,7 @@
 
 use seams_core::{GenerateError, GenerateOptions, GenerateReport, Wait, generate};
 
-use crate::console::{Console, GOOD, WARN};
+use crate::console::{Console, GOOD, LOG_LINE_LIMIT, MESSAGE_LIMIT, WARN, safe_line};
 use crate::io::{EXIT_FAILURE, EXIT_OK, Format, FormatArg, Io, ProjectArg, WAITING, in_project};
 
 /// Run every generator of the project and write its outputs and seams.lock.
@@ -66,7 +66,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     }
     if !io.console.quiet {
         for line in &report.log {
-            let _ = writeln!(io.err, "{line}");
+            let _ = writeln!(io.err, "{}", safe_line(line, LOG_LINE_LIMIT));
         }
         let text = generate_text(io.console, &report);
         let _ = io.out.write_all(text.as_bytes());
@@ -75,6 +75,12 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         let _ = writeln!(io.err, "took {:.2} s", started.elapsed().as_secs_f64());
     }
     code
+}
+
+/// A path as printed: checked when its generator returned it, escaped all
+/// the same (the text is painted afterwards, so it cannot be escaped whole).
+fn shown(path: &str) -> std::borrow::Cow<'_, str> {
+    safe_line(path, MESSAGE_LIMIT)
 }
 
 fn generate_text(console: &Console, report: &GenerateReport) -> String {
@@ -86,19 +92,20 @@ fn generate_text(console: &Console, report: &GenerateReport) -> String {
     }
     let mut text = String::new();
     for path in &report.written {
-        text.push_str(&format!("wrote {path}\n"));
+        text.push_str(&format!("wrote {}\n", shown(path)));
     }
     if console.verbose > 0 {
         for path in &report.unchanged {
-            text.push_str(&format!("unchanged {path}\n"));
+            text.push_str(&format!("unchanged {}\n", shown(path)));
         }
     }
     for path in &report.deleted {
-        text.push_str(&format!("deleted {path} (no longer generated)\n"));
+        text.push_str(&format!("deleted {} (no longer generated)\n", shown(path)));
     }
     for path in &report.leftovers {
         text.push_str(&format!(
-            "removed {path} (a temporary file an interrupted run left)\n"
+            "removed {} (a temporary file an interrupted run left)\n",
+            shown(path)
         ));
     }
     let failed = report.failures.len();
