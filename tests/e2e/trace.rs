@@ -41,7 +41,7 @@ fn a_sidecar_matches_a_hand_written_expected_file() {
         "items.txt:1"
       ],
       "terms": [
-        "urn:list"
+        "urn:seams:test#hostile"
       ]
     },
     {
@@ -68,7 +68,7 @@ fn a_sidecar_matches_a_hand_written_expected_file() {
         "items.txt:5"
       ],
       "terms": [
-        "urn:list"
+        "urn:seams:test#hostile"
       ]
     }
   ],
@@ -94,7 +94,7 @@ fn a_sidecar_matches_a_hand_written_expected_file() {
     let sidecar = entry("out/items.txt.trace.json");
     assert_eq!(
         output["sources"],
-        serde_json::json!(["urn:item:a", "urn:item:b", "urn:list"])
+        serde_json::json!(["urn:item:a", "urn:item:b", "urn:seams:test#hostile"])
     );
     assert_eq!(sidecar["sources"], output["sources"]);
     assert_eq!(sidecar["generator"], "hostile");
@@ -205,6 +205,20 @@ fn a_lying_trace_is_refused() {
     assert_refused(
         "lie-rendered",
         &["trace names \"hello.txt\", whose body the host rendered"],
+    );
+    assert_refused(
+        "lie-term",
+        &[
+            "the trace of \"text.txt\" line 3 names \"urn:not:in-the-model\"",
+            "which the model does not mention",
+        ],
+    );
+    assert_refused(
+        "lie-origin",
+        &[
+            "the trace of \"text.txt\" line 3 names the origin \"hello.txt:99\"",
+            "not a line of one of its templates",
+        ],
     );
 }
 

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer, RdfSyntaxError};
 use oxigraph::model::{
-    BlankNode, GraphName, GraphNameRef, NamedNodeRef, NamedOrBlankNode as Subject, Quad, Term,
+    BlankNode, GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode as Subject, Quad,
+    Term,
 };
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
 use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
@@ -245,6 +246,57 @@ impl Model {
             .binary_search_by(|(k, _)| k.as_str().cmp(iri))
             .ok()
             .map(|i| self.labels[i].1.as_str())
+    }
+
+    /// Whether the model mentions `term`: an IRI, or `_:LABEL` for one of
+    /// its (canonically labelled) blank nodes, as subject, predicate, object
+    /// or graph name. What a generator claims a line or a file came from
+    /// must be one of these.
+    pub fn mentions(&self, term: &str) -> bool {
+        if let Some(label) = term.strip_prefix("_:") {
+            let Ok(node) = BlankNode::new(label) else {
+                return false;
+            };
+            let node = node.as_ref();
+            return self
+                .store
+                .quads_for_pattern(Some(node.into()), None, None, None)
+                .next()
+                .is_some()
+                || self
+                    .store
+                    .quads_for_pattern(None, None, Some(node.into()), None)
+                    .next()
+                    .is_some()
+                || self
+                    .store
+                    .quads_for_pattern(None, None, None, Some(node.into()))
+                    .next()
+                    .is_some();
+        }
+        let Ok(node) = NamedNode::new(term) else {
+            return false;
+        };
+        let node = node.as_ref();
+        self.store
+            .quads_for_pattern(Some(node.into()), None, None, None)
+            .next()
+            .is_some()
+            || self
+                .store
+                .quads_for_pattern(None, Some(node), None, None)
+                .next()
+                .is_some()
+            || self
+                .store
+                .quads_for_pattern(None, None, Some(node.into()), None)
+                .next()
+                .is_some()
+            || self
+                .store
+                .quads_for_pattern(None, None, None, Some(node.into()))
+                .next()
+                .is_some()
     }
 
     /// The prefixes the model's files declare.
@@ -567,6 +619,23 @@ mod tests {
     fn an_unknown_suffix_is_refused_with_the_known_ones() {
         let err = Model::parse("model.rdf", "").unwrap_err();
         assert!(err.to_string().contains(".ttl (Turtle)"), "{err}");
+    }
+
+    #[test]
+    fn the_model_mentions_its_iris_and_blank_nodes_in_every_position() {
+        let model = Model::parse(
+            "m.trig",
+            "<urn:s> <urn:p> <urn:o> .\n<urn:g> { <urn:a> <urn:b> [ <urn:c> \"x\" ] }\n",
+        )
+        .unwrap();
+        for term in [
+            "urn:s", "urn:p", "urn:o", "urn:g", "urn:a", "urn:b", "urn:c", "_:c14n0",
+        ] {
+            assert!(model.mentions(term), "{term}");
+        }
+        for term in ["urn:x", "x", "", "_:c14n9", "_:", "\"x\"", "urn:s urn:p"] {
+            assert!(!model.mentions(term), "{term}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store, Trap};
 
-use seams_model::{Model, sha256_hex};
+use seams_model::{Model, input_text, sha256_hex};
 use seams_templates::{Rendered, TemplateService, TraceLine, sources_of};
 
 use crate::cache;
@@ -485,6 +485,7 @@ fn run_steps(
                     output.path
                 ))
             })?;
+            check_origins(&meta, &output.path, &lines)?;
             output.sources = sources_of(&lines);
             output.trace = Some(lines);
             output.named = true;
@@ -512,7 +513,63 @@ fn run_steps(
             output.sources = iris;
         }
     }
+    check_terms(store.data().model(), &outputs)?;
     Ok((meta, outputs, naming))
+}
+
+/// A generator's own trace may only name lines of its own templates.
+fn check_origins(meta: &Meta, path: &str, lines: &[TraceLine]) -> Result<(), GeneratorErrorKind> {
+    for line in lines {
+        for origin in &line.templates {
+            let exists = origin.rsplit_once(':').is_some_and(|(name, number)| {
+                let source = meta.templates.iter().find(|(n, _)| n == name);
+                match (source, number.parse::<usize>()) {
+                    (Some((_, source)), Ok(n)) => n >= 1 && n <= source.lines().count(),
+                    _ => false,
+                }
+            });
+            if !exists {
+                return Err(GeneratorErrorKind::Protocol(format!(
+                    "the trace of {path:?} line {} names the origin {}, which is not a line of one of its templates",
+                    line.line,
+                    input_text::echo(origin)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every trace term and every source must be something the model
+/// mentions: the sidecars and the lock cite the model, not what a
+/// generator claims.
+fn check_terms(model: &Model, outputs: &[Output]) -> Result<(), GeneratorErrorKind> {
+    let mut known: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for output in outputs {
+        let traced = output
+            .trace
+            .iter()
+            .flatten()
+            .flat_map(|l| l.terms.iter().map(move |t| (t, Some(l.line))));
+        let sourced = output.sources.iter().map(|t| (t, None));
+        for (term, line) in traced.chain(sourced) {
+            if known.contains(term.as_str()) {
+                continue;
+            }
+            if !model.mentions(term) {
+                let what = match line {
+                    Some(n) => format!("the trace of {:?} line {n}", output.path),
+                    None => format!("the sources of {:?}", output.path),
+                };
+                return Err(GeneratorErrorKind::Protocol(format!(
+                    "{what} names {}, which the model does not mention; cite IRIs of the model",
+                    input_text::echo(term)
+                )));
+            }
+            known.insert(term);
+        }
+    }
+    Ok(())
 }
 
 /// The output a `trace` or `sources` entry names; a name render did not
