@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer, RdfSyntaxError};
 use oxigraph::model::{
-    BlankNode, GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode as Subject, Quad,
-    Term,
+    BlankNode, GraphName, GraphNameRef, NamedNode, NamedNodeRef, NamedOrBlankNode as Subject,
+    NamedOrBlankNodeRef, Quad, Term, TermRef,
 };
 use oxigraph::sparql::results::{QueryResultsFormat, QueryResultsSerializer};
 use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
@@ -253,50 +253,29 @@ impl Model {
     /// or graph name. What a generator claims a line or a file came from
     /// must be one of these.
     pub fn mentions(&self, term: &str) -> bool {
+        let found = |s: Option<NamedOrBlankNodeRef<'_>>,
+                     p: Option<NamedNodeRef<'_>>,
+                     o: Option<TermRef<'_>>,
+                     g: Option<GraphNameRef<'_>>| {
+            self.store.quads_for_pattern(s, p, o, g).next().is_some()
+        };
         if let Some(label) = term.strip_prefix("_:") {
             let Ok(node) = BlankNode::new(label) else {
                 return false;
             };
             let node = node.as_ref();
-            return self
-                .store
-                .quads_for_pattern(Some(node.into()), None, None, None)
-                .next()
-                .is_some()
-                || self
-                    .store
-                    .quads_for_pattern(None, None, Some(node.into()), None)
-                    .next()
-                    .is_some()
-                || self
-                    .store
-                    .quads_for_pattern(None, None, None, Some(node.into()))
-                    .next()
-                    .is_some();
+            return found(Some(node.into()), None, None, None)
+                || found(None, None, Some(node.into()), None)
+                || found(None, None, None, Some(node.into()));
         }
         let Ok(node) = NamedNode::new(term) else {
             return false;
         };
         let node = node.as_ref();
-        self.store
-            .quads_for_pattern(Some(node.into()), None, None, None)
-            .next()
-            .is_some()
-            || self
-                .store
-                .quads_for_pattern(None, Some(node), None, None)
-                .next()
-                .is_some()
-            || self
-                .store
-                .quads_for_pattern(None, None, Some(node.into()), None)
-                .next()
-                .is_some()
-            || self
-                .store
-                .quads_for_pattern(None, None, None, Some(node.into()))
-                .next()
-                .is_some()
+        found(Some(node.into()), None, None, None)
+            || found(None, Some(node), None, None)
+            || found(None, None, Some(node.into()), None)
+            || found(None, None, None, Some(node.into()))
     }
 
     /// The prefixes the model's files declare.
