@@ -13,17 +13,22 @@ fn cached_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-#[test]
-fn a_compiled_component_is_cached_by_hash_and_reused() {
-    let cache = tempfile::tempdir().unwrap();
-    let bytes = std::fs::read(HOSTILE_WASM).unwrap();
-    let model = std::sync::Arc::new(
+/// A model on which the hostile generator behaves.
+fn model() -> std::sync::Arc<seams_model::Model> {
+    std::sync::Arc::new(
         seams_model::Model::parse(
             "m.ttl",
             "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"ok\" .",
         )
         .unwrap(),
-    );
+    )
+}
+
+#[test]
+fn a_compiled_component_is_cached_by_hash_and_reused() {
+    let cache = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(HOSTILE_WASM).unwrap();
+    let model = model();
 
     let runtime = seams_runtime::Runtime::new(Some(cache.path().to_owned())).unwrap();
     let loaded = runtime.load("hostile.wasm", &bytes).unwrap();
@@ -70,13 +75,7 @@ fn a_compiled_component_is_cached_by_hash_and_reused() {
 /// outputs.
 fn load_and_run(cache: &std::path::Path) -> Vec<seams_runtime::Output> {
     let bytes = std::fs::read(HOSTILE_WASM).unwrap();
-    let model = std::sync::Arc::new(
-        seams_model::Model::parse(
-            "m.ttl",
-            "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"ok\" .",
-        )
-        .unwrap(),
-    );
+    let model = model();
     let runtime = seams_runtime::Runtime::new(Some(cache.to_owned())).unwrap();
     let loaded = runtime.load("hostile.wasm", &bytes).unwrap();
     runtime
