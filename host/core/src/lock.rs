@@ -244,6 +244,29 @@ mod tests {
     }
 
     #[test]
+    fn a_hostile_version_field_is_refused_or_quoted_short() {
+        for text in [
+            "{\"lock_version\": \"2\"}",
+            "{\"lock_version\": -1}",
+            "{\"lock_version\": 99999999999999999999}",
+            "{}",
+            "[]",
+        ] {
+            let err = Lock::parse("seams.lock", text).unwrap_err();
+            assert!(matches!(err, LockError::Invalid { .. }), "{text}: {err:?}");
+        }
+        // A newer lock's seams_version is echoed escaped and cut.
+        let huge = format!("\u{1b}[2J{}", "9".repeat(100_000));
+        let text = format!(
+            "{{\"lock_version\": 3, \"seams_version\": {}}}",
+            serde_json::json!(huge)
+        );
+        let err = Lock::parse("seams.lock", &text).unwrap_err().to_string();
+        assert!(err.len() < 600, "{} bytes", err.len());
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+    }
+
+    #[test]
     fn a_format_1_lock_is_read_with_its_incomplete_state() {
         let v1 = |manifest: &str| {
             format!(
