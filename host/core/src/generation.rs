@@ -126,7 +126,10 @@ pub(crate) fn run_reporting_progress(
 ) -> Generation {
     let model = &inputs.model;
     progress.start("generating", Some(project.generators.len() as u64));
-    let results: Vec<Result<GeneratorRun, GeneratorError>> = std::thread::scope(|scope| {
+    // Each worker also builds its run's files (hashing, sidecars, spills),
+    // so that work runs in parallel too.
+    type Worked = Result<(GeneratorRun, Vec<GeneratedFile>), GeneratorError>;
+    let results: Vec<Worked> = std::thread::scope(|scope| {
         let handles: Vec<_> = project
             .generators
             .iter()
@@ -139,6 +142,10 @@ pub(crate) fn run_reporting_progress(
                             .map_err(clone_error)
                             .and_then(|component| load_bytes(runtime, source, &component.bytes))
                             .and_then(|loaded| runtime.run(&loaded, model, &project.limits))
+                            .map(|run| {
+                                let files = files_of(&run);
+                                (run, files)
+                            })
                     });
                     progress.advance(1, &source.to_string());
                     result
@@ -160,7 +167,7 @@ pub(crate) fn run_reporting_progress(
     let mut runs = Vec::new();
     for (source, result) in project.generators.iter().zip(results) {
         match result {
-            Ok(run) => runs.push((source, run)),
+            Ok((run, files)) => runs.push((source, run, files)),
             Err(e) => generation.failures.push((source.clone(), e)),
         }
     }
@@ -168,14 +175,14 @@ pub(crate) fn run_reporting_progress(
     let clashes = clashes(
         &runs
             .iter()
-            .map(|(source, run)| Claimant {
+            .map(|(source, run, _)| Claimant {
                 source,
                 name: &run.meta.name,
                 paths: run.outputs.iter().map(|o| o.path.as_str()).collect(),
             })
             .collect::<Vec<_>>(),
     );
-    for (i, (source, run)) in runs.into_iter().enumerate() {
+    for (i, (source, run, files)) in runs.into_iter().enumerate() {
         if let Some(why) = clashes.get(&i) {
             generation.failures.push((
                 source.clone(),
@@ -186,7 +193,6 @@ pub(crate) fn run_reporting_progress(
             ));
             continue;
         }
-        let files = files_of(&run);
         generation.runs.push(SourcedRun {
             source: source.clone(),
             run,
@@ -202,10 +208,10 @@ pub(crate) fn run_reporting_progress(
 
 /// Runs one generator's work so that a panic in the host's handling of it
 /// fails that generator only, with a message, instead of the process.
-fn isolated(
+fn isolated<T>(
     source: &GeneratorSource,
-    work: impl FnOnce() -> Result<GeneratorRun, GeneratorError>,
-) -> Result<GeneratorRun, GeneratorError> {
+    work: impl FnOnce() -> Result<T, GeneratorError>,
+) -> Result<T, GeneratorError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
         let what = payload
             .downcast_ref::<&str>()
@@ -233,7 +239,8 @@ mod tests {
     #[test]
     fn a_panic_in_one_generators_work_fails_that_generator_only() {
         let source = GeneratorSource::Builtin("htmx".into());
-        let failed = isolated(&source, || panic!("index out of bounds: the len is 3"));
+        let failed: Result<(), _> =
+            isolated(&source, || panic!("index out of bounds: the len is 3"));
         let error = failed.unwrap_err();
         assert_eq!(error.generator, "htmx");
         assert!(matches!(error.kind, GeneratorErrorKind::Internal(_)));
@@ -247,7 +254,8 @@ mod tests {
             message.contains("the other generators carried on"),
             "{message}"
         );
-        let owned = isolated(&source, || panic!("{}", String::from("owned message")));
+        let owned: Result<(), _> =
+            isolated(&source, || panic!("{}", String::from("owned message")));
         assert!(owned.unwrap_err().to_string().contains("owned message"));
     }
 }

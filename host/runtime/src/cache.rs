@@ -27,6 +27,9 @@ pub(crate) const MAX_ENTRIES: usize = 32;
 /// The first bytes of an entry: the format, then the sha256 of the rest.
 const MAGIC: &[u8; 8] = b"seamsc1\n";
 
+/// The header's length: the format, then a sha256.
+const HEADER: usize = MAGIC.len() + 32;
+
 pub(crate) struct ComponentCache {
     dir: PathBuf,
     engine_key: String,
@@ -68,12 +71,12 @@ impl ComponentCache {
     ) -> Result<Component, String> {
         let dir = self.private_dir();
         let name = format!("{sha256}-{}.cwasm", self.engine_key);
-        if let Some(payload) = dir.and_then(|dir| read_entry(&dir.join(&name))) {
+        if let Some(entry) = dir.and_then(|dir| read_entry(&dir.join(&name))) {
             // SAFETY: the bytes are those seams serialized for this
             // component and engine: the file is this user's alone, in a
             // directory that is this user's alone, and its header's sha256
             // matches them.
-            if let Ok(component) = unsafe { Component::deserialize(engine, &payload) } {
+            if let Ok(component) = unsafe { Component::deserialize(engine, &entry[HEADER..]) } {
                 return Ok(component);
             }
         }
@@ -87,17 +90,17 @@ impl ComponentCache {
     }
 }
 
-/// The serialized component in the entry at `path`, if it is one seams
-/// wrote and nobody else could have.
+/// The entry at `path` (header, then the serialized component from
+/// [`HEADER`] on), if it is one seams wrote and nobody else could have.
 fn read_entry(path: &Path) -> Option<Vec<u8>> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     if !meta.is_file() || !private(&meta) {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
-    let rest = bytes.strip_prefix(MAGIC)?;
-    let (hash, payload) = rest.split_at_checked(32)?;
-    (Sha256::digest(payload).as_slice() == hash).then(|| payload.to_vec())
+    let hash = bytes.strip_prefix(MAGIC)?.get(..32)?;
+    let payload = bytes.get(HEADER..)?;
+    (Sha256::digest(payload).as_slice() == hash).then_some(bytes)
 }
 
 /// Writes an entry atomically: a private temporary file in the cache

@@ -1,6 +1,7 @@
 //! The engine and its runs: loading (and caching) components, running a
 //! generator's steps in a fresh sandboxed store, checking what it returns.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -451,6 +452,12 @@ fn run_steps(
         let traces = api
             .call_trace(&mut *store, &view)?
             .map_err(|e| reported("trace", e))?;
+        // What a generator's own trace may cite: its templates' lines.
+        let line_counts: HashMap<&str, usize> = meta
+            .templates
+            .iter()
+            .map(|(name, source)| (name.as_str(), source.lines().count()))
+            .collect();
         for entry in traces {
             let Some(output) = named(&mut outputs, &entry.path, "trace", &mut naming) else {
                 continue;
@@ -485,7 +492,7 @@ fn run_steps(
                     output.path
                 ))
             })?;
-            check_origins(&meta, &output.path, &lines)?;
+            check_origins(&line_counts, &output.path, &lines)?;
             output.sources = sources_of(&lines);
             output.trace = Some(lines);
             output.named = true;
@@ -518,13 +525,16 @@ fn run_steps(
 }
 
 /// A generator's own trace may only name lines of its own templates.
-fn check_origins(meta: &Meta, path: &str, lines: &[TraceLine]) -> Result<(), GeneratorErrorKind> {
+fn check_origins(
+    line_counts: &HashMap<&str, usize>,
+    path: &str,
+    lines: &[TraceLine],
+) -> Result<(), GeneratorErrorKind> {
     for line in lines {
         for origin in &line.templates {
             let exists = origin.rsplit_once(':').is_some_and(|(name, number)| {
-                let source = meta.templates.iter().find(|(n, _)| n == name);
-                match (source, number.parse::<usize>()) {
-                    (Some((_, source)), Ok(n)) => n >= 1 && n <= source.lines().count(),
+                match (line_counts.get(name), number.parse::<usize>()) {
+                    (Some(&count), Ok(n)) => (1..=count).contains(&n),
                     _ => false,
                 }
             });
@@ -544,7 +554,7 @@ fn check_origins(meta: &Meta, path: &str, lines: &[TraceLine]) -> Result<(), Gen
 /// mentions: the sidecars and the lock cite the model, not what a
 /// generator claims.
 fn check_terms(model: &Model, outputs: &[Output]) -> Result<(), GeneratorErrorKind> {
-    let mut known: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut known: HashSet<&str> = HashSet::new();
     for output in outputs {
         let traced = output
             .trace
