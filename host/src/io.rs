@@ -144,7 +144,7 @@ pub(crate) fn in_project<T>(
     command: impl FnOnce(&Project, &Runtime) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let project = Project::load(dir).map_err(GenerateError::from)?;
-    let runtime = Runtime::new(cache_dir())?;
+    let runtime = Runtime::with_stack(cache_dir(), project.limits.stack_bytes)?;
     command(&project, &runtime)
 }
 

@@ -213,14 +213,9 @@ fn isolated<T>(
     work: impl FnOnce() -> Result<T, GeneratorError>,
 ) -> Result<T, GeneratorError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_owned());
         Err(GeneratorError {
             generator: source.to_string(),
-            kind: GeneratorErrorKind::Internal(what),
+            kind: GeneratorErrorKind::from_panic(&*payload),
         })
     })
 }

@@ -164,6 +164,8 @@ struct RawSandbox {
     max_outputs: Option<Spanned<u64>>,
     max_output_mib: Option<Spanned<u64>>,
     max_log_kib: Option<Spanned<u64>>,
+    stack_kib: Option<Spanned<u64>>,
+    max_handles: Option<Spanned<u64>>,
 }
 
 impl Project {
@@ -388,6 +390,12 @@ impl Project {
         if let Some(v) = &s.max_log_kib {
             limits.max_log_bytes = mib(v, "max-log-kib", 1 << 20)? << 10;
         }
+        if let Some(v) = &s.stack_kib {
+            limits.stack_bytes = mib(v, "stack-kib", 64 << 10)? << 10;
+        }
+        if let Some(v) = &s.max_handles {
+            limits.max_handles = mib(v, "max-handles", 1_000_000)?;
+        }
 
         Ok(Project {
             root: root.to_owned(),
@@ -471,7 +479,7 @@ mod tests {
     #[test]
     fn sandbox_limits_are_read() {
         let p = parse(
-            "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nwasm = \"g.wasm\"\n[sandbox]\nfuel = 5\ntimeout-seconds = 2.5\nmemory-mib = 64\nmax-outputs = 3\nmax-output-mib = 1\nmax-log-kib = 2\n",
+            "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nwasm = \"g.wasm\"\n[sandbox]\nfuel = 5\ntimeout-seconds = 2.5\nmemory-mib = 64\nmax-outputs = 3\nmax-output-mib = 1\nmax-log-kib = 2\nstack-kib = 512\nmax-handles = 7\n",
         )
         .unwrap();
         assert_eq!(p.limits.fuel, 5);
@@ -480,6 +488,8 @@ mod tests {
         assert_eq!(p.limits.max_outputs, 3);
         assert_eq!(p.limits.max_output_bytes, 1 << 20);
         assert_eq!(p.limits.max_log_bytes, 2 << 10);
+        assert_eq!(p.limits.stack_bytes, 512 << 10);
+        assert_eq!(p.limits.max_handles, 7);
     }
 
     #[test]
@@ -504,6 +514,16 @@ mod tests {
                 "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nfuel = 0\n",
                 "seams.toml:6:",
                 "[sandbox] fuel",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nstack-kib = 99999999\n",
+                "seams.toml:6:",
+                "[sandbox] stack-kib must be at most 65536",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nmax-handles = 0\n",
+                "seams.toml:6:",
+                "[sandbox] max-handles must be greater than 0",
             ),
             (
                 "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nmemory = 3\n",

@@ -5,7 +5,6 @@
 use seams_model::input_text::escape_line;
 use seams_templates::TemplateError;
 
-use crate::limits::STACK_BYTES;
 use crate::protocol::PROTOCOL_VERSION;
 
 /// Why a generator failed. Always names the generator; a limit names the
@@ -106,8 +105,30 @@ pub enum GeneratorErrorKind {
         reason: &'static str,
     },
     /// The wasm stack overflowed.
-    #[error("overflowed its stack ({} KiB)", STACK_BYTES >> 10)]
-    StackOverflow,
+    #[error(
+        "overflowed its stack ({kib} KiB); raise [sandbox] stack-kib in seams.toml if its recursion is bounded"
+    )]
+    StackOverflow {
+        /// The stack in KiB.
+        kib: usize,
+    },
+    /// An access outside linear memory: what a guest whose shadow stack
+    /// (in linear memory, sized when it was linked) overflows does.
+    #[error(
+        "trapped: out of bounds memory access; this is what a generator does when it overflows its shadow stack in linear memory (deep recursion or large local arrays): link it with a larger stack (e.g. `-C link-arg=-zstack-size=8388608`) or recurse less; [sandbox] memory-mib does not change it{printed}"
+    )]
+    OutOfBounds {
+        /// What it printed last, if anything, as ` (it printed: ...)`.
+        printed: String,
+    },
+    /// Too many live handles (resources) at once.
+    #[error(
+        "held more than {limit} handles at once; raise [sandbox] max-handles in seams.toml if it does not leak them"
+    )]
+    Handles {
+        /// The limit.
+        limit: usize,
+    },
     /// A trap, such as a panic, with what the generator printed last.
     #[error("trapped: {message}")]
     Trap {
@@ -137,6 +158,19 @@ pub enum GeneratorErrorKind {
         "seams failed while running it (a bug in seams, please report it): {0}; the other generators carried on"
     )]
     Internal(String),
+}
+
+impl GeneratorErrorKind {
+    /// A panic caught while seams handled a generator, as an internal
+    /// failure of that generator.
+    pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        GeneratorErrorKind::Internal(what)
+    }
 }
 
 impl From<TemplateError> for GeneratorErrorKind {

@@ -9,6 +9,13 @@
 //! services check it too); memory, output count and output size are capped.
 //! Every limit names the `[sandbox]` key that raises it.
 //!
+//! What the host spends on a generator's behalf is inside its budgets too:
+//! each run has its own thread, whose heap allocations the process's global
+//! allocator (this crate's) charges to the run's `memory-mib` with its
+//! linear memory, and which the host stops at the first allocation past the
+//! cap or the deadline. Whatever a generator does, its run is over within
+//! `timeout-seconds` plus a fixed grace.
+//!
 //! ```no_run
 //! use seams_runtime::{Limits, Runtime};
 //! let runtime = Runtime::new(None)?;
@@ -28,8 +35,10 @@
 
 #![deny(missing_docs)]
 
+mod budget;
 mod cache;
 mod capture;
+mod clock;
 mod error;
 mod limits;
 mod meta;
@@ -38,6 +47,11 @@ mod protocol;
 mod runtime;
 mod sandbox;
 mod since_v0_1_0;
+
+/// Every heap allocation of the process goes through the accounting
+/// allocator, so that a run's host-side work is charged to its budget.
+#[global_allocator]
+static ALLOCATOR: budget::Accounting = budget::Accounting;
 
 pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 pub use limits::Limits;

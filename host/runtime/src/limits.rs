@@ -2,9 +2,6 @@
 
 use std::time::Duration;
 
-/// The wasm stack a generator may use.
-pub(crate) const STACK_BYTES: usize = 1 << 20;
-
 /// The sandbox's limits, from `[sandbox]` in `seams.toml`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
@@ -26,6 +23,13 @@ pub struct Limits {
     /// Bytes of log, stdout and stderr kept; the rest is cut.
     /// `[sandbox] max-log-kib`, default 64.
     pub max_log_bytes: usize,
+    /// The wasm stack of every run. `[sandbox] stack-kib`, default 1024;
+    /// an engine setting, so read where the runtime is made
+    /// ([`crate::Runtime::with_stack`]).
+    pub stack_bytes: usize,
+    /// Handles (resources such as rendered texts) a generator may hold at
+    /// once. `[sandbox] max-handles`, default 10000.
+    pub max_handles: usize,
 }
 
 impl Default for Limits {
@@ -37,6 +41,8 @@ impl Default for Limits {
             max_outputs: 10_000,
             max_output_bytes: 256 << 20,
             max_log_bytes: 64 << 10,
+            stack_bytes: 1 << 20,
+            max_handles: 10_000,
         }
     }
 }

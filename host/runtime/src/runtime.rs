@@ -2,9 +2,11 @@
 //! generator's steps in a fresh sandboxed store, checking what it returns.
 
 use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, Linker};
@@ -13,9 +15,10 @@ use wasmtime::{Config, Engine, Store, Trap};
 use seams_model::{Model, input_text, sha256_hex};
 use seams_templates::{Rendered, TemplateService, TraceLine, sources_of};
 
+use crate::budget::{self, Budget, Stop};
 use crate::cache;
 use crate::error::{GeneratorError, GeneratorErrorKind, RuntimeError};
-use crate::limits::{Limits, STACK_BYTES};
+use crate::limits::Limits;
 use crate::meta::Meta;
 use crate::since_v0_1_0 as bindings;
 
@@ -24,6 +27,14 @@ use bindings::GeneratorPre;
 
 /// How long between two epoch ticks; the deadline's resolution.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// How long past its deadline a run may take to stop before it is given
+/// up (documented in the README).
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
+
+/// The native stack a run's thread has beyond `[sandbox] stack-kib` (the
+/// wasm stack): for the host's parsers and renders. Reserved, not used.
+const HOST_STACK_BYTES: usize = 64 << 20;
 
 /// One file a generator returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,6 +108,7 @@ pub struct Runtime {
     cache: Option<cache::ComponentCache>,
     ticking: Arc<AtomicBool>,
     tracing: bool,
+    stack_bytes: usize,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -121,20 +133,37 @@ impl Runtime {
     ///
     /// The engine or linker could not be set up.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
-        Self::build(cache_dir).map_err(|e| RuntimeError(format!("{e:#}")))
+        Self::with_stack(cache_dir, Limits::default().stack_bytes)
     }
 
-    fn build(cache_dir: Option<PathBuf>) -> wasmtime::Result<Runtime> {
+    /// As [`Runtime::new`], with `stack_bytes` of wasm stack for every run
+    /// (`[sandbox] stack-kib`: the engine's setting, not a run's).
+    ///
+    /// # Errors
+    ///
+    /// The engine or linker could not be set up.
+    pub fn with_stack(
+        cache_dir: Option<PathBuf>,
+        stack_bytes: usize,
+    ) -> Result<Runtime, RuntimeError> {
+        Self::build(cache_dir, stack_bytes).map_err(|e| RuntimeError(format!("{e:#}")))
+    }
+
+    fn build(cache_dir: Option<PathBuf>, stack_bytes: usize) -> wasmtime::Result<Runtime> {
         let mut config = Config::new();
         config
             .wasm_component_model(true)
             .consume_fuel(true)
             .epoch_interruption(true)
+            // Determinism: one NaN, and relaxed SIMD computed the same on
+            // every CPU.
             .cranelift_nan_canonicalization(true)
-            .max_wasm_stack(STACK_BYTES);
+            .relaxed_simd_deterministic(true)
+            .max_wasm_stack(stack_bytes);
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        crate::clock::add_to_linker(&mut linker)?;
         bindings::add_to_linker(&mut linker)?;
 
         // The deadline's clock: the thread ends when the runtime is dropped.
@@ -157,6 +186,7 @@ impl Runtime {
             cache,
             ticking,
             tracing: true,
+            stack_bytes,
         })
     }
 
@@ -235,9 +265,10 @@ impl Runtime {
         limits: &Limits,
     ) -> Result<GeneratorRun, GeneratorError> {
         let tracing = self.tracing;
-        let ((meta, outputs, naming), log) = self.call(generator, model, limits, |store, g| {
-            run_steps(store, g, tracing)
-        })?;
+        let ((meta, outputs, naming), log) =
+            self.call(generator, model, limits, move |store, g| {
+                run_steps(store, g, tracing)
+            })?;
         Ok(GeneratorRun {
             meta,
             component_sha256: generator.sha256.clone(),
@@ -259,7 +290,7 @@ impl Runtime {
         limits: &Limits,
     ) -> Result<Meta, GeneratorError> {
         let (meta, _) = self.call(generator, model, limits, |store, g| {
-            let instance = g.pre.instantiate(&mut *store)?;
+            let instance = instantiate(store, g)?;
             let api = instance.seams_generator_generator_api();
             Ok(bindings::meta_from_wit(api.call_meta(&mut *store)?)
                 .map_err(GeneratorErrorKind::Meta)?)
@@ -280,7 +311,7 @@ impl Runtime {
         limits: &Limits,
     ) -> Result<String, GeneratorError> {
         let (view, _) = self.call(generator, model, limits, |store, g| {
-            let instance = g.pre.instantiate(&mut *store)?;
+            let instance = instantiate(store, g)?;
             let api = instance.seams_generator_generator_api();
             api.call_meta(&mut *store)?;
             api.call_extract(&mut *store)?
@@ -289,36 +320,69 @@ impl Runtime {
         Ok(view)
     }
 
-    /// Runs `steps` in a fresh sandboxed store; returns their result and
-    /// the log.
-    fn call<R>(
+    /// Runs `steps` in a fresh sandboxed store on a thread of their own;
+    /// returns their result and the log. The run is given up (and its
+    /// thread left stopped or running, holding at most its budget) when it
+    /// stops at its budget or is still busy `GRACE` past its deadline.
+    fn call<R: Send + 'static>(
         &self,
         generator: &LoadedGenerator,
         model: &Arc<Model>,
         limits: &Limits,
-        steps: impl FnOnce(&mut Store<Sandbox>, &LoadedGenerator) -> Result<R, Failure>,
+        steps: impl FnOnce(&mut Store<Sandbox>, &LoadedGenerator) -> Result<R, Failure> + Send + 'static,
     ) -> Result<(R, Vec<String>), GeneratorError> {
-        let deadline = Instant::now() + limits.timeout;
-        let sandbox = Sandbox::new(model.clone(), limits.clone(), deadline);
-        let mut store = Store::new(&self.engine, sandbox);
-        store.limiter(|s| s);
-        store
-            .set_fuel(limits.fuel)
-            .expect("fuel is enabled in the engine config");
-        let ticks = (limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
-        store.set_epoch_deadline(ticks);
-
-        let result = steps(&mut store, generator);
-        let log = store.data_mut().take_log();
-        let kind = match result {
-            Ok(r) => return Ok((r, log)),
-            Err(Failure::Kind(kind)) => kind,
-            Err(Failure::Wasm(error)) => classify(&error, store.data(), limits, &log),
-        };
-        Err(GeneratorError {
+        let fail = |kind| GeneratorError {
             generator: generator.label.clone(),
             kind,
-        })
+        };
+        let deadline = Instant::now() + limits.timeout;
+        let budget = Budget::new(limits.memory_bytes, deadline);
+        let (sender, receiver) = mpsc::sync_channel(1);
+        let run = RunInStore {
+            stack_bytes: self.stack_bytes,
+            engine: self.engine.clone(),
+            generator: generator.clone(),
+            model: model.clone(),
+            limits: limits.clone(),
+            budget: budget.clone(),
+        };
+        std::thread::Builder::new()
+            .name("seams-run".to_owned())
+            .stack_size(HOST_STACK_BYTES + self.stack_bytes)
+            .spawn(move || {
+                let _entered = run.budget.enter();
+                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| run.run(steps)))
+                    .unwrap_or_else(|payload| Err(GeneratorErrorKind::from_panic(&*payload)));
+                let _ = sender.send(outcome);
+            })
+            .map_err(|e| {
+                fail(GeneratorErrorKind::Internal(format!(
+                    "cannot start a thread for the run: {e}"
+                )))
+            })?;
+        let timeout = || GeneratorErrorKind::Timeout {
+            seconds: limits.timeout.as_secs_f64(),
+        };
+        loop {
+            match receiver.recv_timeout(EPOCH_TICK) {
+                Ok(outcome) => return outcome.map_err(fail),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(fail(GeneratorErrorKind::Internal(
+                        "the run's thread ended without a result".to_owned(),
+                    )));
+                }
+                Err(RecvTimeoutError::Timeout) => match budget.stopped() {
+                    Some(Stop::Memory) => {
+                        return Err(fail(GeneratorErrorKind::Memory {
+                            limit_mib: limits.memory_bytes >> 20,
+                        }));
+                    }
+                    Some(Stop::Deadline) => return Err(fail(timeout())),
+                    None if Instant::now() >= deadline + GRACE => return Err(fail(timeout())),
+                    None => {}
+                },
+            }
+        }
     }
 
     /// Turns the tracing render off: no traces, no sidecars; lock sources
@@ -327,6 +391,63 @@ impl Runtime {
         self.tracing = false;
         self
     }
+}
+
+/// What a run's thread needs, owned.
+struct RunInStore {
+    stack_bytes: usize,
+    engine: Engine,
+    generator: LoadedGenerator,
+    model: Arc<Model>,
+    limits: Limits,
+    budget: Arc<Budget>,
+}
+
+impl RunInStore {
+    fn run<R>(
+        self,
+        steps: impl FnOnce(&mut Store<Sandbox>, &LoadedGenerator) -> Result<R, Failure>,
+    ) -> Result<(R, Vec<String>), GeneratorErrorKind> {
+        let limits = self.limits.clone();
+        let sandbox = Sandbox::new(self.model, self.limits, self.budget);
+        let mut store = budget::lenient(|| Store::new(&self.engine, sandbox));
+        store.limiter(|s| s);
+        store
+            .set_fuel(limits.fuel)
+            .expect("fuel is enabled in the engine config");
+        let ticks = (limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+        store.set_epoch_deadline(ticks);
+        // What the guest may hand the host in one call: no more than its
+        // memory (the copy is charged to the budget too).
+        store.set_hostcall_fuel(limits.memory_bytes);
+        store.set_max_component_handles(limits.max_handles);
+
+        let result = budget::enforced(|| steps(&mut store, &self.generator));
+        let log = store.data_mut().take_log();
+        let outcome = match result {
+            Ok(r) => Ok((r, log)),
+            Err(Failure::Kind(kind)) => Err(kind),
+            Err(Failure::Wasm(error)) => Err(classify(
+                &error,
+                store.data(),
+                &limits,
+                self.stack_bytes,
+                &log,
+            )),
+        };
+        // Dropping a store takes the engine's locks: never stopped there.
+        budget::lenient(|| drop(store));
+        outcome
+    }
+}
+
+/// Instantiates the generator; not enforced, as instantiation takes the
+/// engine's locks.
+fn instantiate(
+    store: &mut Store<Sandbox>,
+    generator: &LoadedGenerator,
+) -> wasmtime::Result<bindings::Generator> {
+    budget::lenient(|| generator.pre.instantiate(&mut *store))
 }
 
 enum Failure {
@@ -359,7 +480,7 @@ fn run_steps(
     tracing: bool,
 ) -> Result<(Meta, Vec<Output>, Vec<String>), Failure> {
     let mut naming = Vec::new();
-    let instance = generator.pre.instantiate(&mut *store)?;
+    let instance = instantiate(store, generator)?;
     let api = instance.seams_generator_generator_api();
 
     let meta =
@@ -605,6 +726,7 @@ fn classify(
     error: &wasmtime::Error,
     sandbox: &Sandbox,
     limits: &Limits,
+    stack_bytes: usize,
     log: &[String],
 ) -> GeneratorErrorKind {
     if let Some(v) = sandbox.violation() {
@@ -618,6 +740,9 @@ fn classify(
             Violation::OutputSize => GeneratorErrorKind::OutputTooLarge {
                 limit_mib: limits.max_output_bytes >> 20,
             },
+            Violation::Handles => GeneratorErrorKind::Handles {
+                limit: limits.max_handles,
+            },
         };
     }
     match error.downcast_ref::<Trap>() {
@@ -625,19 +750,38 @@ fn classify(
         Some(Trap::Interrupt) => GeneratorErrorKind::Timeout {
             seconds: limits.timeout.as_secs_f64(),
         },
-        Some(Trap::StackOverflow) => GeneratorErrorKind::StackOverflow,
-        _ => {
+        Some(Trap::StackOverflow) => GeneratorErrorKind::StackOverflow {
+            kib: stack_bytes >> 10,
+        },
+        trap => {
             // A panic prints its message to stderr before the trap.
             let tail: Vec<&str> = log.iter().rev().take(3).rev().map(String::as_str).collect();
+            let printed = if tail.is_empty() {
+                String::new()
+            } else {
+                format!(" (it printed: {})", tail.join(" | "))
+            };
+            if trap == Some(&Trap::MemoryOutOfBounds) {
+                return GeneratorErrorKind::OutOfBounds { printed };
+            }
             // The first line only: wasmtime appends a multi-line backtrace.
-            let mut message = match error.downcast_ref::<Trap>() {
+            let message = match trap {
                 Some(trap) => trap.to_string(),
                 None => error.root_cause().to_string(),
             };
-            if !tail.is_empty() {
-                message.push_str(&format!(" (it printed: {})", tail.join(" | ")));
+            if message.contains("store handle limit exceeded") {
+                return GeneratorErrorKind::Handles {
+                    limit: limits.max_handles,
+                };
             }
-            GeneratorErrorKind::Trap { message }
+            if message.contains("fuel allocated for hostcalls") {
+                return GeneratorErrorKind::Memory {
+                    limit_mib: limits.memory_bytes >> 20,
+                };
+            }
+            GeneratorErrorKind::Trap {
+                message: format!("{message}{printed}"),
+            }
         }
     }
 }

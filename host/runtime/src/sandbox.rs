@@ -7,6 +7,7 @@ use std::time::Instant;
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use crate::budget::Budget;
 use crate::capture::Capture;
 use crate::limits::Limits;
 use seams_model::{Model, QueryError};
@@ -22,6 +23,7 @@ pub(crate) enum Violation {
     Memory,
     Deadline,
     OutputSize,
+    Handles,
 }
 
 /// Why a host service refused a call (the call returns it to the guest;
@@ -45,15 +47,17 @@ pub(crate) struct Sandbox {
     model: Arc<Model>,
     templates: Option<Arc<TemplateService>>,
     limits: Limits,
-    deadline: Instant,
+    budget: Arc<Budget>,
     log: Arc<Mutex<Capture>>,
+    /// Linear memory charged to the budget.
     memory_bytes: usize,
     rendered_bytes: usize,
+    rendered_live: usize,
     violation: Option<Violation>,
 }
 
 impl Sandbox {
-    pub(crate) fn new(model: Arc<Model>, limits: Limits, deadline: Instant) -> Sandbox {
+    pub(crate) fn new(model: Arc<Model>, limits: Limits, budget: Arc<Budget>) -> Sandbox {
         let log = Arc::new(Mutex::new(Capture::new(limits.max_log_bytes)));
         let seed = seed_bytes(model.hash());
         let mut insecure_seed = [0u8; 16];
@@ -63,8 +67,8 @@ impl Sandbox {
         let wasi = WasiCtx::builder()
             .stdout(crate::capture::Stream::new(log.clone(), "stdout"))
             .stderr(crate::capture::Stream::new(log.clone(), "stderr"))
-            .wall_clock(FixedClock)
-            .monotonic_clock(FixedClock)
+            .wall_clock(crate::clock::FixedClock)
+            .monotonic_clock(crate::clock::FixedClock)
             .secure_random(wasmtime_wasi::Deterministic::new(seed.clone()))
             .insecure_random(wasmtime_wasi::Deterministic::new(seed))
             .insecure_random_seed(u128::from_le_bytes(insecure_seed))
@@ -78,10 +82,11 @@ impl Sandbox {
             model,
             templates: None,
             limits,
-            deadline,
+            budget,
             log,
             memory_bytes: 0,
             rendered_bytes: 0,
+            rendered_live: 0,
             violation: None,
         }
     }
@@ -91,7 +96,7 @@ impl Sandbox {
     }
 
     pub(crate) fn deadline(&self) -> Instant {
-        self.deadline
+        self.budget.deadline()
     }
 
     pub(crate) fn violation(&self) -> Option<&Violation> {
@@ -110,7 +115,9 @@ impl Sandbox {
         &mut self,
         resource: Resource<Rendered>,
     ) -> Result<Rendered, wasmtime::component::ResourceTableError> {
-        self.table.delete(resource)
+        let rendered = self.table.delete(resource)?;
+        self.rendered_live -= 1;
+        Ok(rendered)
     }
 
     fn trap(&mut self, violation: Violation, message: &'static str) -> wasmtime::Error {
@@ -121,7 +128,7 @@ impl Sandbox {
     /// Host services are not interrupted by epochs; each checks the
     /// deadline itself.
     fn check_deadline(&mut self) -> wasmtime::Result<()> {
-        if Instant::now() >= self.deadline {
+        if Instant::now() >= self.deadline() {
             return Err(self.trap(Violation::Deadline, "deadline passed"));
         }
         Ok(())
@@ -144,27 +151,6 @@ fn seed_bytes(model_hash: &str) -> Vec<u8> {
     out
 }
 
-/// Clocks that always say the same: the Unix epoch, and zero.
-struct FixedClock;
-
-impl wasmtime_wasi::HostWallClock for FixedClock {
-    fn resolution(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(1)
-    }
-    fn now(&self) -> std::time::Duration {
-        std::time::Duration::ZERO
-    }
-}
-
-impl wasmtime_wasi::HostMonotonicClock for FixedClock {
-    fn resolution(&self) -> u64 {
-        1_000_000_000
-    }
-    fn now(&self) -> u64 {
-        0
-    }
-}
-
 impl WasiView for Sandbox {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
@@ -181,8 +167,10 @@ impl wasmtime::ResourceLimiter for Sandbox {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
+        // Linear memory shares the budget with what the host allocates for
+        // the generator.
         let total = self.memory_bytes - current.min(self.memory_bytes) + desired;
-        if total > self.limits.memory_bytes {
+        if !self.budget.grow(total.saturating_sub(self.memory_bytes)) {
             return Err(self.trap(Violation::Memory, "memory cap reached"));
         }
         self.memory_bytes = total;
@@ -210,10 +198,8 @@ impl wasmtime::ResourceLimiter for Sandbox {
 impl Sandbox {
     pub(crate) fn query(&mut self, sparql: &str) -> wasmtime::Result<Result<String, ServiceError>> {
         self.check_deadline()?;
-        match self
-            .model
-            .query(sparql, self.deadline, self.limits.memory_bytes)
-        {
+        let deadline = self.deadline();
+        match self.model.query(sparql, deadline, self.limits.memory_bytes) {
             Ok(answer) => Ok(Ok(answer)),
             Err(QueryError::Timeout) => {
                 Err(self.trap(Violation::Deadline, "deadline passed in a query"))
@@ -232,6 +218,9 @@ impl Sandbox {
         context: &str,
     ) -> wasmtime::Result<Result<Resource<Rendered>, ServiceError>> {
         self.check_deadline()?;
+        if self.rendered_live >= self.limits.max_handles {
+            return Err(self.trap(Violation::Handles, "handle cap reached"));
+        }
         let Some(service) = self.templates.clone() else {
             return Ok(Err(ServiceError::Template(
                 "render was called before meta".into(),
@@ -254,7 +243,9 @@ impl Sandbox {
         if self.rendered_bytes > self.limits.max_output_bytes {
             return Err(self.trap(Violation::OutputSize, "rendered output cap reached"));
         }
-        Ok(Ok(self.table.push(rendered)?))
+        let handle = self.table.push(rendered)?;
+        self.rendered_live += 1;
+        Ok(Ok(handle))
     }
 
     pub(crate) fn rendered_text(
@@ -266,6 +257,7 @@ impl Sandbox {
 
     pub(crate) fn drop_rendered(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<()> {
         let r = self.table.delete(rendered)?;
+        self.rendered_live -= 1;
         self.rendered_bytes = self.rendered_bytes.saturating_sub(r.text.len());
         Ok(())
     }

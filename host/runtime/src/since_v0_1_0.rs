@@ -22,11 +22,11 @@ mod generated {
     });
 }
 
-pub(crate) use generated::GeneratorPre;
 pub(crate) use generated::exports::seams::generator::generator_api as api;
 pub(crate) use generated::seams::generator::templates::Body;
 pub(crate) use generated::seams::generator::types::Error as WitError;
 pub(crate) use generated::seams::generator::{log, model, templates, types};
+pub(crate) use generated::{Generator, GeneratorPre};
 
 /// The protocol version these bindings speak.
 const VERSION: &str = crate::protocol::V0_1_0;

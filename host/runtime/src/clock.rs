@@ -1,0 +1,82 @@
+//! The generator's clocks: fixed, so that no real time reaches the guest.
+//! Wall and monotonic time always say the same, and a timer is ready the
+//! moment it is made: a sleep returns at once (it cannot stall the host)
+//! and polling a timer gives the same answer on every run.
+
+use std::time::Duration;
+
+use wasmtime::component::{HasSelf, Linker, Resource};
+use wasmtime_wasi::p2::bindings::clocks::monotonic_clock;
+use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
+
+use crate::sandbox::Sandbox;
+
+/// Clocks that always say the same: the Unix epoch, and zero.
+pub(crate) struct FixedClock;
+
+impl wasmtime_wasi::HostWallClock for FixedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl wasmtime_wasi::HostMonotonicClock for FixedClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// A timer that is ready when it is made.
+struct Elapsed;
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for Elapsed {
+    async fn ready(&mut self) {}
+}
+
+impl monotonic_clock::Host for Sandbox {
+    fn now(&mut self) -> wasmtime::Result<monotonic_clock::Instant> {
+        Ok(wasmtime_wasi::HostMonotonicClock::now(&FixedClock))
+    }
+
+    fn resolution(&mut self) -> wasmtime::Result<monotonic_clock::Duration> {
+        Ok(wasmtime_wasi::HostMonotonicClock::resolution(&FixedClock))
+    }
+
+    fn subscribe_instant(
+        &mut self,
+        _when: monotonic_clock::Instant,
+    ) -> wasmtime::Result<Resource<DynPollable>> {
+        self.elapsed_timer()
+    }
+
+    fn subscribe_duration(
+        &mut self,
+        _duration: monotonic_clock::Duration,
+    ) -> wasmtime::Result<Resource<DynPollable>> {
+        self.elapsed_timer()
+    }
+}
+
+impl Sandbox {
+    fn elapsed_timer(&mut self) -> wasmtime::Result<Resource<DynPollable>> {
+        let table = wasmtime_wasi::WasiView::ctx(self).table;
+        let timer = table.push(Elapsed)?;
+        subscribe(table, timer)
+    }
+}
+
+/// Replaces WASI's monotonic clock (added by `wasmtime_wasi`) with the
+/// fixed one whose timers are always ready.
+pub(crate) fn add_to_linker(linker: &mut Linker<Sandbox>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let added = monotonic_clock::add_to_linker::<Sandbox, HasSelf<Sandbox>>(linker, |s| s);
+    linker.allow_shadowing(false);
+    added
+}
