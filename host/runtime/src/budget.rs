@@ -131,7 +131,7 @@ impl Budget {
             t.set(n);
             n
         });
-        if count.unwrap_or(0) % CLOCK_EVERY == 0 && Instant::now() >= self.deadline {
+        if count.unwrap_or(0).is_multiple_of(CLOCK_EVERY) && Instant::now() >= self.deadline {
             self.stop(Stop::Deadline);
         }
     }
