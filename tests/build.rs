@@ -30,4 +30,10 @@ fn main() {
         "seams_future_version",
     );
     println!("cargo:rustc-env=SEAMS_FUTURE_WASM={}", future.display());
+    let attacker = build_guest(
+        &fixtures.join("attacker/Cargo.toml"),
+        &target_dir,
+        "seams_attacker",
+    );
+    println!("cargo:rustc-env=SEAMS_ATTACKER_WASM={}", attacker.display());
 }

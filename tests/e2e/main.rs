@@ -2,6 +2,7 @@
 //! against hostile components built from source in `tests/fixtures`.
 
 mod app;
+mod attacks;
 mod author;
 mod authoring;
 mod builtins;

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 pub const HOSTILE_WASM: &str = env!("SEAMS_HOSTILE_WASM");
 /// A WASI command component: another world.
 pub const OTHER_WORLD_WASM: &str = env!("SEAMS_OTHER_WORLD_WASM");
+/// An attacker's generator built against the WIT alone (no SDK).
+pub const ATTACKER_WASM: &str = env!("SEAMS_ATTACKER_WASM");
 /// A generator built for `seams:generator@0.2.0`.
 pub const FUTURE_WASM: &str = env!("SEAMS_FUTURE_WASM");
 
@@ -146,4 +148,61 @@ pub fn target_dir() -> PathBuf {
     // target/<profile>/deps/e2e-HASH
     let exe = std::env::current_exe().unwrap();
     exe.ancestors().nth(3).unwrap().to_owned()
+}
+
+/// A run of a program as its own process, measured by the OS.
+#[derive(Debug)]
+pub struct Measured {
+    /// The exit status, or `None` when a signal ended it.
+    pub code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// From start to exit.
+    pub wall: std::time::Duration,
+    /// Its peak resident memory, in KiB (`ru_maxrss` from `wait4`).
+    pub peak_rss_kib: u64,
+}
+
+/// Runs `program ARGS` to its end and measures it.
+pub fn run_measured(program: &Path, args: &[&str]) -> Measured {
+    use std::io::{Read, Seek};
+    let mut out = tempfile::tempfile().unwrap();
+    let mut err = tempfile::tempfile().unwrap();
+    let start = std::time::Instant::now();
+    let child = std::process::Command::new(program)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(err.try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value to be filled in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not yet waited for; both pointers are
+    // valid for the call.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    let wall = start.elapsed();
+    std::mem::forget(child);
+    let text = |f: &mut std::fs::File| {
+        f.rewind().unwrap();
+        let mut s = String::new();
+        f.read_to_string(&mut s).unwrap();
+        s
+    };
+    Measured {
+        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+        stdout: text(&mut out),
+        stderr: text(&mut err),
+        wall,
+        peak_rss_kib: usage.ru_maxrss as u64,
+    }
 }

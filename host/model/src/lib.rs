@@ -24,5 +24,6 @@
 
 pub mod input_text;
 mod model;
+pub mod query_shape;
 
 pub use model::{Model, ModelError, QueryError, hex, sha256_hex};

@@ -93,6 +93,9 @@ pub enum QueryError {
     /// Evaluation failed.
     #[error("query failed: {0}")]
     Evaluation(String),
+    /// Too long or too deeply nested for the engine to handle safely.
+    #[error("{0}")]
+    Shape(crate::query_shape::Refusal),
 }
 
 /// The loaded model: an in-memory store with its prefixes, hash and labels.
@@ -309,6 +312,7 @@ impl Model {
         deadline: Instant,
         max_bytes: usize,
     ) -> Result<String, QueryError> {
+        crate::query_shape::check(sparql).map_err(QueryError::Shape)?;
         let token = CancellationToken::new();
         // Built without an HTTP client, SERVICE cannot reach the network.
         let mut evaluator = SparqlEvaluator::new().with_cancellation_token(token.clone());

@@ -33,8 +33,10 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
 /// The native stack a run's thread has beyond `[sandbox] stack-kib` (the
-/// wasm stack): for the host's parsers and renders. Reserved, not used.
-const HOST_STACK_BYTES: usize = 64 << 20;
+/// wasm stack): for the host's parsers, query engine and renders, which
+/// recurse over what the generator hands them. Reserved, and used only as
+/// deep as a query may nest (`seams_model::query_shape` bounds it).
+const HOST_STACK_BYTES: usize = 128 << 20;
 
 /// One file a generator returned.
 #[derive(Debug, Clone, PartialEq)]

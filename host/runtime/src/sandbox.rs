@@ -265,9 +265,14 @@ impl Sandbox {
     /// A line of the generator's log; `warning` prefixes it.
     pub(crate) fn log(&mut self, warning: bool, message: &str) {
         let prefix = if warning { "warning: " } else { "" };
+        // The log keeps no more than its limit: cut before copying.
+        let mut end = message.len().min(self.limits.max_log_bytes);
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
         self.log
             .lock()
             .expect("log lock")
-            .push_line(&format!("{prefix}{message}"));
+            .push_line(&format!("{prefix}{}", &message[..end]));
     }
 }
