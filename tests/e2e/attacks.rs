@@ -16,7 +16,7 @@ use seams_tests::{ATTACKER_WASM, TempProject, repo_root, run_measured};
 /// What the host allows itself beyond the generators' budgets and the
 /// model: engine, compiled code, and seams' own work (README, "What the
 /// sandbox guarantees").
-const FIXED_OVERHEAD_MIB: u64 = 256;
+const FIXED_OVERHEAD_MIB: u64 = 128;
 
 /// The grace past `timeout-seconds` (the runtime's `GRACE`), plus what a
 /// run spends before and after its generators (loading, writing).

@@ -156,16 +156,146 @@ fn bad_answers_and_provider_failures_are_refused_with_nothing_written() {
 }
 
 #[test]
+fn every_spelling_of_a_compile_time_read_is_refused_before_building() {
+    let p = project();
+    let once = ["--retries", "0"];
+    // The good extract is 17 lines; the stealing line comes after a blank.
+    for (case, refusal) in [
+        (
+            "steal-env",
+            "extract.rs line 19: the macro env! is not allowed",
+        ),
+        (
+            "steal-option-env",
+            "extract.rs line 19: the macro option_env! is not allowed",
+        ),
+        (
+            "steal-include",
+            "extract.rs line 19: the macro include! is not allowed",
+        ),
+        (
+            "steal-include-str",
+            "extract.rs line 19: the macro include_str! is not allowed",
+        ),
+        (
+            "steal-include-bytes",
+            "extract.rs line 19: the macro include_bytes! is not allowed",
+        ),
+        (
+            "steal-path",
+            "extract.rs line 19: the attribute #[path] is not allowed",
+        ),
+        (
+            "steal-qualified",
+            "extract.rs line 19: the macro ::core::include_str! is not allowed",
+        ),
+        (
+            "steal-renamed",
+            "extract.rs line 19: `use ... include_str as format` is not allowed",
+        ),
+        (
+            "steal-doc",
+            "extract.rs line 19: the attribute #[doc] is allowed only as a plain doc comment",
+        ),
+        (
+            "steal-nested",
+            "extract.rs line 19: the macro env! is not allowed",
+        ),
+    ] {
+        assert_refused(&p, case, &once, &[refusal]);
+    }
+    // Refused before any build: nothing was compiled for the project.
+    assert!(!p.path().join(".seams/target").exists());
+}
+
+/// The draft's build sees only what cargo and rustc need: a variable of
+/// the parent's does not reach it (a stand-in `cargo` first on PATH
+/// records the environment it is given, then runs the real one).
+#[test]
+fn a_draft_is_built_in_a_cleared_environment() {
+    let p = project();
+    let wrapper = tempfile::tempdir().unwrap();
+    let seen = wrapper.path().join("seen-env");
+    let real_cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let script = wrapper.path().join("cargo");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nenv >> '{}'\nexec '{real_cargo}' \"$@\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        wrapper.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = p.path().join("drafted");
+    let run = Command::new(env!("CARGO_BIN_EXE_seams"))
+        .args(["draft-generator", "chat-title", "--reference"])
+        .arg(p.path().join("title.html"))
+        .args(["--provider", &provider("good"), "--out"])
+        .arg(&out)
+        .arg("--project")
+        .arg(p.path())
+        .env_remove("CARGO")
+        .env("PATH", path)
+        .env("SEAMS_DRAFT_SECRET", "hunter2")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let seen = std::fs::read_to_string(&seen).expect("the draft was built with cargo from PATH");
+    assert!(!seen.contains("hunter2"), "{seen}");
+    let names: Vec<&str> = seen
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k))
+        .filter(|k| !k.is_empty())
+        .collect();
+    for name in &names {
+        assert!(
+            [
+                "PATH",
+                "HOME",
+                "CARGO_HOME",
+                "RUSTUP_HOME",
+                "RUSTUP_TOOLCHAIN",
+                "TMPDIR",
+                "PWD",
+                "SHLVL",
+                "_",
+                "OLDPWD"
+            ]
+            .contains(name),
+            "{name} reached the build: {seen}"
+        );
+    }
+    assert!(names.contains(&"PATH"));
+}
+
+#[test]
 fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
     let p = project();
     let cache = p.path().join(".seams/generator-drafts");
 
-    // A draft that does not compile, then one whose golden does not match.
+    // A draft that is not Rust, one that does not compile, then one whose
+    // golden does not match.
+    assert_refused(
+        &p,
+        "no-parse",
+        &["--retries", "0"],
+        &["extract.rs line 1: not valid Rust"],
+    );
     assert_refused(
         &p,
         "no-compile",
         &["--retries", "0"],
-        &["the package does not compile", "src/extract.rs"],
+        &[
+            "the package does not compile",
+            "error[E0308]: mismatched types",
+            "src/extract.rs",
+        ],
     );
     let run = draft(&p, "no-compile", &p.path().join("x"), &["--retries", "0"]);
     assert!(

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::golden::{SuiteError, test_generator};
+use crate::golden::{BuildEnv, SuiteError, test_built_in};
 use crate::scaffold::{Package, Reference, ScaffoldError, check_name, read_reference, scaffold};
 use seams_core::Progress;
 use seams_core::Project;
@@ -357,7 +357,9 @@ fn accept(
     answer: &Answer,
     progress: &dyn Progress,
 ) -> Result<(Package, Vec<u8>, Vec<String>), Vec<String>> {
-    let mut reasons = check_no_logic(&answer.template);
+    // Checked before anything compiles it: the build runs on this machine.
+    let mut reasons = crate::extract_rules::check(&answer.extract);
+    reasons.extend(check_no_logic(&answer.template));
     reasons.extend(check_no_restated_labels(
         &answer.template,
         &reference.text,
@@ -371,28 +373,104 @@ fn accept(
         tempfile::tempdir().map_err(|e| vec![format!("cannot make a scratch directory: {e}")])?;
     crate::scaffold::write_package(&package, scratch.path(), true)
         .map_err(|e| vec![e.to_string()])?;
-    let scrub = |text: &str| text.replace(&scratch.path().display().to_string(), "<package>");
-    let report = match test_generator(scratch.path(), None, project, runtime, progress) {
+    // What goes back to the provider names no path of this machine.
+    let scratch_path = scratch.path().display().to_string();
+    let home = std::env::var("HOME").unwrap_or_default();
+    let scrub = |text: &str| {
+        let text = text.replace(&scratch_path, "<package>");
+        if home.len() > 1 {
+            text.replace(&home, "~")
+        } else {
+            text
+        }
+    };
+    let built = test_built_in(
+        scratch.path(),
+        None,
+        project,
+        runtime,
+        BuildEnv::Cleared,
+        progress,
+    );
+    let report = match built {
         Ok(report) => report,
         Err(SuiteError::Build { output, .. }) => {
-            return Err(vec![format!(
-                "the package does not compile:\n{}",
-                scrub(&output)
-            )]);
+            return Err(compiler_errors(&scrub(&output)));
         }
-        Err(e) => return Err(vec![scrub(&e.to_string())]),
+        Err(e) => return Err(vec![cut_lines(&scrub(&e.to_string()), REASON_LINES)]),
     };
     if !report.passed() {
         return Err(report
             .outcomes
             .iter()
             .filter(|o| !o.failures.is_empty())
-            .map(|o| scrub(&format!("{} failed: {}", o.name, o.failures.join("; "))))
+            .map(|o| {
+                let failures: Vec<String> = o
+                    .failures
+                    .iter()
+                    .take(3)
+                    .map(|f| cut_lines(&scrub(f), REASON_LINES))
+                    .collect();
+                format!("{} failed: {}", o.name, failures.join("; "))
+            })
             .collect());
     }
     let component = std::fs::read(&report.component).map_err(|e| vec![e.to_string()])?;
     let passed = report.outcomes.iter().map(|o| o.name.to_owned()).collect();
     Ok((package, component, passed))
+}
+
+/// The most lines of one reason sent back to the provider.
+const REASON_LINES: usize = 12;
+
+/// The first compiler errors of a failed build, each cut short: what the
+/// provider needs to repair its draft, and nothing else of the build.
+fn compiler_errors(output: &str) -> Vec<String> {
+    let mut errors: Vec<String> = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in output.lines() {
+        let starts = line.starts_with("error[") || line.starts_with("error:");
+        if (starts || line.trim().is_empty())
+            && let Some(block) = current.take()
+        {
+            errors.push(block.join("\n"));
+        }
+        if starts && !line.starts_with("error: could not compile") {
+            current = Some(vec![line]);
+        } else if let Some(block) = current.as_mut() {
+            block.push(line);
+        }
+    }
+    if let Some(block) = current {
+        errors.push(block.join("\n"));
+    }
+    if errors.is_empty() {
+        let tail: Vec<&str> = output.lines().rev().take(REASON_LINES).collect();
+        errors.push(tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+    }
+    errors
+        .iter()
+        .take(3)
+        .map(|e| {
+            format!(
+                "the package does not compile:\n{}",
+                cut_lines(e, REASON_LINES)
+            )
+        })
+        .collect()
+}
+
+/// `text` cut to its first `n` lines (and 200 characters each).
+fn cut_lines(text: &str, n: usize) -> String {
+    let mut lines: Vec<String> = text
+        .lines()
+        .take(n)
+        .map(|l| l.chars().take(200).collect())
+        .collect();
+    if text.lines().count() > n {
+        lines.push("…".to_owned());
+    }
+    lines.join("\n")
 }
 
 /// `seams draft-generator`. Progress (the prompt's sha256, cache hit or
@@ -592,6 +670,25 @@ fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), DraftErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compiler_output_becomes_its_first_errors_cut_short() {
+        let output = format!(
+            "   Compiling x v0.1.0 (<package>)\nerror[E0425]: cannot find value `y`\n --> src/extract.rs:3:5\n  |\n3 |     y\n{}\nwarning: unused\n\nerror: second\n --> src/extract.rs:9:1\n\nerror: third\n\nerror: fourth\n\nerror: could not compile `x`\n",
+            "  | filler\n".repeat(30)
+        );
+        let reasons = compiler_errors(&output);
+        assert_eq!(reasons.len(), 3, "{reasons:#?}");
+        assert!(reasons[0].contains("error[E0425]: cannot find value `y`"));
+        assert!(reasons[0].ends_with('…'), "{}", reasons[0]);
+        assert!(reasons[0].lines().count() <= REASON_LINES + 2);
+        assert!(reasons[1].contains("error: second"));
+        assert!(
+            !reasons
+                .iter()
+                .any(|r| r.contains("Compiling") || r.contains("could not compile"))
+        );
+    }
 
     #[test]
     fn data_cannot_break_out_of_its_fence() {

@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 mod draft;
+mod extract_rules;
 mod golden;
 mod output_syntax;
 mod scaffold;

@@ -41,6 +41,42 @@ pub enum SuiteError {
 
 include!("../../../core/build/cargo_env.rs");
 
+/// What environment a package is built in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildEnv {
+    /// The user's (without the outer cargo's settings): for the user's
+    /// own packages.
+    Inherited,
+    /// Only what cargo and rustc need to find themselves and the
+    /// registry: for code nobody has reviewed, such as a draft.
+    Cleared,
+}
+
+/// The variables a cleared build keeps.
+const CLEARED_BUILD_KEEPS: [&str; 6] = [
+    "PATH",
+    "HOME",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "TMPDIR",
+];
+
+/// Sets up `command`'s environment for `env`.
+fn build_environment(command: &mut Command, env: BuildEnv) {
+    match env {
+        BuildEnv::Inherited => remove_outer_cargo_env(command),
+        BuildEnv::Cleared => {
+            command.env_clear();
+            for key in CLEARED_BUILD_KEEPS {
+                if let Some(value) = std::env::var_os(key) {
+                    command.env(key, value);
+                }
+            }
+        }
+    }
+}
+
 /// The names of the four tests, in the order they are reported.
 pub const TESTS: [&str; 4] = [
     "golden match",
@@ -129,6 +165,7 @@ impl SuiteReport {
 pub fn build(
     dir: &Path,
     project: &Project,
+    env: BuildEnv,
     progress: &dyn Progress,
 ) -> Result<PathBuf, SuiteError> {
     let manifest = dir.join("Cargo.toml");
@@ -153,7 +190,7 @@ pub fn build(
         output,
     };
     let total = if progress.is_shown() {
-        crate_count(&cargo, dir)
+        crate_count(&cargo, dir, env)
     } else {
         None
     };
@@ -176,7 +213,7 @@ pub fn build(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    remove_outer_cargo_env(&mut command);
+    build_environment(&mut command, env);
     let result = run_counting_artifacts(command, progress);
     progress.finish();
     let (status, stderr) = result.map_err(|e| build_error(format!("cannot run cargo: {e}")))?;
@@ -222,7 +259,7 @@ fn run_counting_artifacts(
 /// How many compiler artifacts a build of the package in `dir` makes: one
 /// per crate for the wasm target, plus one per build script; `None` when
 /// cargo cannot tell without the network.
-fn crate_count(cargo: &std::ffi::OsStr, dir: &Path) -> Option<u64> {
+fn crate_count(cargo: &std::ffi::OsStr, dir: &Path, env: BuildEnv) -> Option<u64> {
     let mut command = Command::new(cargo);
     command
         .args([
@@ -236,7 +273,7 @@ fn crate_count(cargo: &std::ffi::OsStr, dir: &Path) -> Option<u64> {
         .current_dir(dir)
         .stdin(Stdio::null())
         .stderr(Stdio::null());
-    remove_outer_cargo_env(&mut command);
+    build_environment(&mut command, env);
     let output = command.output().ok()?;
     if !output.status.success() {
         return None;
@@ -283,7 +320,26 @@ pub fn test_generator(
     runtime: &Runtime,
     progress: &dyn Progress,
 ) -> Result<SuiteReport, SuiteError> {
-    let component = build(dir, project, progress)?;
+    test_built_in(
+        dir,
+        goldens,
+        project,
+        runtime,
+        BuildEnv::Inherited,
+        progress,
+    )
+}
+
+/// [`test_generator`], building in `env`.
+pub(crate) fn test_built_in(
+    dir: &Path,
+    goldens: Option<&Path>,
+    project: &Project,
+    runtime: &Runtime,
+    env: BuildEnv,
+    progress: &dyn Progress,
+) -> Result<SuiteReport, SuiteError> {
+    let component = build(dir, project, env, progress)?;
     let bytes = std::fs::read(&component).map_err(|e| SuiteError::Build {
         dir: dir.to_owned(),
         output: format!(
