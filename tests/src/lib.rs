@@ -16,9 +16,13 @@ pub const ATTACKER_WASM: &str = env!("SEAMS_ATTACKER_WASM");
 /// A generator built for `seams:generator@0.2.0`.
 pub const FUTURE_WASM: &str = env!("SEAMS_FUTURE_WASM");
 
-/// The repository's root.
+/// The repository's root: the parent of the package whose tests run, as
+/// cargo tells them when it runs them, so that a test binary built in
+/// another checkout sharing the target directory reads this checkout.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
         .parent()
         .unwrap()
         .to_owned()

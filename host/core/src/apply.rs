@@ -6,7 +6,7 @@
 //! Every effect goes through [`ProjectFs`], so tests can make any step
 //! fail ([`crate::testing`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -107,6 +107,25 @@ pub(crate) fn apply(
         let path = path.to_owned();
         move |source| GenerateError::Io { path, source }
     };
+    // An output's failure names the generator that gave it.
+    let givers: HashMap<&str, &str> = plan
+        .journal
+        .iter()
+        .flat_map(|j| &j.writes)
+        .map(|w| (w.path.as_str(), w.generator.as_str()))
+        .collect();
+    let output_io = |path: &str| {
+        let full = out_path.join(path);
+        let generator = givers.get(shown(path).as_str()).map(|g| (*g).to_owned());
+        move |source| match generator {
+            Some(generator) => GenerateError::Output {
+                generator,
+                path: full,
+                source,
+            },
+            None => GenerateError::Io { path: full, source },
+        }
+    };
     let mut applied = Applied::default();
 
     // The record of intent first, durably: from here on every file this
@@ -129,18 +148,17 @@ pub(crate) fn apply(
     let mut touched: BTreeSet<&str> = BTreeSet::new();
     let mut staged = Vec::with_capacity(plan.writes.len());
     for (path, contents) in &plan.writes {
-        let full = out_path.join(path);
-        let bytes = contents.read().map_err(io(&full))?;
-        let file = fs.stage(path, &bytes).map_err(io(&full))?;
+        let bytes = contents.read().map_err(output_io(path))?;
+        let file = fs.stage(path, &bytes).map_err(output_io(path))?;
         staged.push((path, file));
     }
     match staged.as_slice() {
         [] => {}
-        [(path, file)] => file.sync().map_err(io(&out_path.join(path)))?,
-        [(path, file), ..] => file.sync_file_system().map_err(io(&out_path.join(path)))?,
+        [(path, file)] => file.sync().map_err(output_io(path))?,
+        [(path, file), ..] => file.sync_file_system().map_err(output_io(path))?,
     }
     for (path, file) in staged {
-        file.rename().map_err(io(&out_path.join(path)))?;
+        file.rename().map_err(output_io(path))?;
         applied.written.push(shown(path));
         touched.insert(parent_dir(path));
     }

@@ -50,6 +50,16 @@ pub enum GenerateError {
         /// The project directory (the lock is on it).
         path: PathBuf,
     },
+    /// A generator's output could not be written.
+    #[error("generator {generator}: cannot write {}: {source}", path.display())]
+    Output {
+        /// The generator that gave the file, as its meta names it.
+        generator: String,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
