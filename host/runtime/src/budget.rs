@@ -19,7 +19,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicIsize, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 /// How many allocations pass between two looks at the clock.
@@ -34,10 +34,10 @@ pub(crate) enum Stop {
     Deadline,
 }
 
-/// One run's memory cap and deadline, and what it has used.
+/// One run's memory cap and deadline, shared by the run's thread (which
+/// counts what it uses in its thread-locals) and whoever waits for it.
 #[derive(Debug)]
 pub(crate) struct Budget {
-    used: AtomicIsize,
     limit: isize,
     deadline: Instant,
     /// 0 while running, then the `Stop` that ended it.
@@ -47,46 +47,29 @@ pub(crate) struct Budget {
 impl Budget {
     pub(crate) fn new(limit_bytes: usize, deadline: Instant) -> Arc<Budget> {
         Arc::new(Budget {
-            used: AtomicIsize::new(0),
             limit: isize::try_from(limit_bytes).unwrap_or(isize::MAX),
             deadline,
             stopped: AtomicU8::new(0),
         })
     }
 
-    /// Charges this thread's allocations to the budget until the guard is
-    /// dropped. Not enforced until [`enforced`] says so.
+    /// Charges this thread's allocations to the budget, from zero, until
+    /// the guard is dropped. Not enforced until [`enforced`] says so.
     pub(crate) fn enter(self: &Arc<Self>) -> Entered {
-        let _ = CURRENT.try_with(|c| c.set(Arc::as_ptr(self)));
+        let _ = RUN.try_with(|run| {
+            run.budget.set(Arc::as_ptr(self));
+            run.used.set(0);
+            run.limit.set(self.limit);
+            run.enforced.set(false);
+        });
         Entered {
             _budget: self.clone(),
         }
     }
 
-    /// Charges `bytes` of linear memory growth; false (and nothing
-    /// charged) when that would pass the cap.
-    pub(crate) fn grow(&self, bytes: usize) -> bool {
-        let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
-        let used = self
-            .used
-            .fetch_add(bytes, Ordering::Relaxed)
-            .saturating_add(bytes);
-        if used > self.limit {
-            self.used.fetch_sub(bytes, Ordering::Relaxed);
-            return false;
-        }
-        true
-    }
-
     /// When the run's time is up.
     pub(crate) fn deadline(&self) -> Instant {
         self.deadline
-    }
-
-    /// Bytes charged now (host allocations and linear memory).
-    #[cfg(test)]
-    pub(crate) fn used(&self) -> usize {
-        self.used.load(Ordering::Relaxed).max(0) as usize
     }
 
     /// Why the run's thread stopped, once it has.
@@ -106,39 +89,11 @@ impl Budget {
         let _ = self
             .stopped
             .compare_exchange(0, code, Ordering::AcqRel, Ordering::Acquire);
-        let _ = ENFORCED.try_with(|e| e.set(false));
+        let _ = RUN.try_with(|run| run.enforced.set(false));
         // Nothing here allocates: the thread sleeps until the process ends.
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }
-    }
-
-    fn charge(&self, bytes: usize) {
-        let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
-        let used = self
-            .used
-            .fetch_add(bytes, Ordering::Relaxed)
-            .saturating_add(bytes);
-        if !ENFORCED.try_with(Cell::get).unwrap_or(false) {
-            return;
-        }
-        if used > self.limit {
-            self.used.fetch_sub(bytes, Ordering::Relaxed);
-            self.stop(Stop::Memory);
-        }
-        let count = TICKS.try_with(|t| {
-            let n = t.get().wrapping_add(1);
-            t.set(n);
-            n
-        });
-        if count.unwrap_or(0).is_multiple_of(CLOCK_EVERY) && Instant::now() >= self.deadline {
-            self.stop(Stop::Deadline);
-        }
-    }
-
-    fn refund(&self, bytes: usize) {
-        let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
-        self.used.fetch_sub(bytes, Ordering::Relaxed);
     }
 }
 
@@ -149,9 +104,35 @@ pub(crate) struct Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        let _ = ENFORCED.try_with(|e| e.set(false));
-        let _ = CURRENT.try_with(|c| c.set(std::ptr::null()));
+        let _ = RUN.try_with(|run| {
+            run.enforced.set(false);
+            run.budget.set(std::ptr::null());
+        });
     }
+}
+
+/// Charges `bytes` of linear memory growth to the current run; false (and
+/// nothing charged) when that would pass its cap.
+pub(crate) fn grow(bytes: usize) -> bool {
+    RUN.try_with(|run| {
+        if run.budget.get().is_null() {
+            return true;
+        }
+        let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
+        let used = run.used.get().saturating_add(bytes);
+        if used > run.limit.get() {
+            return false;
+        }
+        run.used.set(used);
+        true
+    })
+    .unwrap_or(true)
+}
+
+/// Bytes charged to the current run (host allocations and linear memory).
+#[cfg(test)]
+pub(crate) fn used() -> usize {
+    RUN.with(|run| run.used.get().max(0) as usize)
 }
 
 /// Runs `f` with the current budget enforced: an allocation past the cap
@@ -170,66 +151,111 @@ fn with_enforcement<R>(on: bool, f: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
-            let _ = ENFORCED.try_with(|e| e.set(self.0));
+            let _ = RUN.try_with(|run| run.enforced.set(self.0));
         }
     }
-    let before = ENFORCED.try_with(|e| e.replace(on)).unwrap_or(false);
+    let before = RUN
+        .try_with(|run| run.enforced.replace(on))
+        .unwrap_or(false);
     let _restore = Restore(before);
     f()
 }
 
-thread_local! {
-    // Const-initialised and without destructors, so the allocator may
-    // read them at any time, even while the thread is being torn down.
-    static CURRENT: Cell<*const Budget> = const { Cell::new(std::ptr::null()) };
-    static ENFORCED: Cell<bool> = const { Cell::new(false) };
-    static TICKS: Cell<u32> = const { Cell::new(0) };
+/// A thread's run: which budget its allocations are charged to, and the
+/// count, kept here so that charging takes no atomic operation.
+struct RunState {
+    budget: Cell<*const Budget>,
+    used: Cell<isize>,
+    limit: Cell<isize>,
+    enforced: Cell<bool>,
+    ticks: Cell<u32>,
 }
 
-fn current() -> Option<&'static Budget> {
-    let ptr = CURRENT.try_with(Cell::get).ok()?;
-    // SAFETY: the pointer is set by `Budget::enter` from an `Arc` that the
-    // `Entered` guard keeps alive, and cleared when the guard drops.
-    unsafe { ptr.as_ref() }
+thread_local! {
+    // Const-initialised and without a destructor, so the allocator may
+    // read it at any time, even while the thread is being torn down.
+    static RUN: RunState = const {
+        RunState {
+            budget: Cell::new(std::ptr::null()),
+            used: Cell::new(0),
+            limit: Cell::new(isize::MAX),
+            enforced: Cell::new(false),
+            ticks: Cell::new(0),
+        }
+    };
+}
+
+#[inline]
+fn charge(bytes: usize) {
+    let _ = RUN.try_with(|run| {
+        let budget = run.budget.get();
+        if budget.is_null() {
+            return;
+        }
+        let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
+        let used = run.used.get().saturating_add(bytes);
+        if !run.enforced.get() {
+            run.used.set(used);
+            return;
+        }
+        // SAFETY: set by `Budget::enter` from an `Arc` that the `Entered`
+        // guard keeps alive, and cleared when the guard drops.
+        let budget = unsafe { &*budget };
+        if used > run.limit.get() {
+            budget.stop(Stop::Memory);
+        }
+        run.used.set(used);
+        let ticks = run.ticks.get().wrapping_add(1);
+        run.ticks.set(ticks);
+        if ticks.is_multiple_of(CLOCK_EVERY) && Instant::now() >= budget.deadline {
+            budget.stop(Stop::Deadline);
+        }
+    });
+}
+
+#[inline]
+fn refund(bytes: usize) {
+    let _ = RUN.try_with(|run| {
+        if !run.budget.get().is_null() {
+            let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
+            run.used.set(run.used.get().saturating_sub(bytes));
+        }
+    });
 }
 
 /// The system allocator, charging each run's allocations to its budget.
 pub(crate) struct Accounting;
 
 // SAFETY: every call is forwarded to `System` unchanged; the accounting
-// only reads and writes atomics and thread-locals, and never allocates.
+// only reads and writes thread-locals and an atomic, and never allocates.
 unsafe impl GlobalAlloc for Accounting {
+    #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if let Some(budget) = current() {
-            budget.charge(layout.size());
-        }
+        charge(layout.size());
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.alloc(layout) }
     }
 
+    #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if let Some(budget) = current() {
-            budget.charge(layout.size());
-        }
+        charge(layout.size());
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.alloc_zeroed(layout) }
     }
 
+    #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if let Some(budget) = current() {
-            budget.refund(layout.size());
-        }
+        refund(layout.size());
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.dealloc(ptr, layout) }
     }
 
+    #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if let Some(budget) = current() {
-            if new_size > layout.size() {
-                budget.charge(new_size - layout.size());
-            } else {
-                budget.refund(layout.size() - new_size);
-            }
+        if new_size > layout.size() {
+            charge(new_size - layout.size());
+        } else {
+            refund(layout.size() - new_size);
         }
         // SAFETY: forwarded with the caller's guarantees.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -244,11 +270,13 @@ mod tests {
     fn allocations_on_the_thread_are_charged_and_refunded() {
         let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(60));
         let _entered = budget.enter();
-        let before = budget.used();
+        let before = used();
         let big = vec![0u8; 10 << 20];
-        assert!(budget.used() >= before + (10 << 20));
+        assert!(used() >= before + (10 << 20));
         drop(big);
-        assert!(budget.used() < before + (1 << 20));
+        assert!(used() < before + (1 << 20));
+        assert!(grow(1 << 20));
+        assert!(!grow(2 << 30), "linear memory past the cap is refused");
     }
 
     #[test]
@@ -269,7 +297,6 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(budget.stopped(), Some(Stop::Memory));
-        assert!(budget.used() <= 8 << 20, "{} bytes charged", budget.used());
         assert!(!thread.is_finished());
     }
 
@@ -297,7 +324,7 @@ mod tests {
         let budget = Budget::new(1 << 20, Instant::now());
         let _entered = budget.enter();
         let kept = enforced(|| lenient(|| vec![0u8; 4 << 20]));
-        assert!(budget.used() >= 4 << 20);
+        assert!(used() >= 4 << 20);
         assert_eq!(budget.stopped(), None);
         drop(kept);
     }

@@ -170,7 +170,9 @@ impl wasmtime::ResourceLimiter for Sandbox {
         // Linear memory shares the budget with what the host allocates for
         // the generator.
         let total = self.memory_bytes - current.min(self.memory_bytes) + desired;
-        if !self.budget.grow(total.saturating_sub(self.memory_bytes)) {
+        if total > self.limits.memory_bytes
+            || !crate::budget::grow(total.saturating_sub(self.memory_bytes))
+        {
             return Err(self.trap(Violation::Memory, "memory cap reached"));
         }
         self.memory_bytes = total;
