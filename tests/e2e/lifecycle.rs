@@ -197,6 +197,44 @@ fn an_unchanged_project_runs_nothing_and_touches_nothing() {
     );
 }
 
+/// A no-op is decided from bytes: a model file rewritten with the same
+/// bytes (and a new mtime) stays a no-op; one byte more is work, even when
+/// it does not change the parsed model (then only the lock is rewritten,
+/// recording the new bytes).
+#[test]
+fn a_no_op_is_decided_from_the_model_files_bytes() {
+    let p = chat();
+    let model = p.path().join("model.ttl");
+    let bytes = std::fs::read(&model).unwrap();
+    std::fs::remove_file(&model).unwrap();
+    std::fs::write(&model, &bytes).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&model)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let same = run(&p, &["generate"]);
+    assert!(same.stdout.starts_with("up to date"), "{same:?}");
+
+    let mut changed = bytes.clone();
+    changed.extend_from_slice(b"# one comment more\n");
+    std::fs::write(&model, &changed).unwrap();
+    let work = run(&p, &["generate"]);
+    assert_eq!(work.code, 0, "{work:?}");
+    assert!(!work.stdout.starts_with("up to date"), "{}", work.stdout);
+    assert!(
+        work.stdout.contains("wrote seams.lock\n0 written"),
+        "{}",
+        work.stdout
+    );
+    let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
+    assert!(lock.contains(&seams_tests::sha256_of(&model)), "{lock}");
+    assert!(run(&p, &["generate"]).stdout.starts_with("up to date"));
+    assert_eq!(run(&p, &["check"]).code, 0);
+}
+
 #[test]
 fn a_failed_generator_runs_again_on_the_next_generate() {
     let p = chat();
@@ -434,48 +472,65 @@ fn a_killed_generate_is_repaired_by_the_next() {
     }
 }
 
+/// `lock` without its `model_files` block (what formats 1 and 2 lack).
+fn without_model_files(lock: &str) -> String {
+    let start = lock
+        .find("  \"model_files\": [")
+        .expect("a model_files block");
+    let end = start + lock[start..].find("\n  ],\n").expect("its end") + "\n  ],\n".len();
+    format!("{}{}", &lock[..start], &lock[end..])
+}
+
 #[test]
-fn a_lock_of_the_older_format_is_read_reported_and_rewritten_by_the_next_generate() {
+fn a_lock_of_an_older_format_is_read_reported_and_rewritten_by_the_next_generate() {
     let p = chat();
     let lock_path = p.path().join("seams.lock");
     let current = std::fs::read_to_string(&lock_path).unwrap();
-    assert!(current.contains("\"lock_version\": 2"), "{current}");
-    // Format 1: no `incomplete`; an empty manifest hash meant incomplete.
-    let v1 = current
+    assert!(current.contains("\"lock_version\": 3"), "{current}");
+    // Format 2: no `model_files`.
+    let v2 = without_model_files(&current).replace("\"lock_version\": 3", "\"lock_version\": 2");
+    // Format 1: nor `incomplete`; an empty manifest hash meant incomplete.
+    let v1 = v2
         .replace("\"lock_version\": 2", "\"lock_version\": 1")
         .replace("  \"incomplete\": false,\n", "");
-    assert_ne!(v1, current);
-    std::fs::write(&lock_path, &v1).unwrap();
-    let outputs_before = p.files();
+    for (format, old) in [(2, v2), (1, v1)] {
+        assert_ne!(old, current);
+        std::fs::write(&lock_path, &old).unwrap();
+        let outputs_before = p.files();
 
-    let check = run(&p, &["check", "--format", "json"]);
-    assert_eq!(check.code, 1, "{check:?}");
-    let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
-    let kinds: Vec<&str> = report["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["old-lock-format"], "{}", check.stdout);
+        let check = run(&p, &["check", "--format", "json"]);
+        assert_eq!(check.code, 1, "{format}: {check:?}");
+        let report: serde_json::Value = serde_json::from_str(&check.stdout).unwrap();
+        let kinds: Vec<&str> = report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["old-lock-format"], "{format}: {}", check.stdout);
 
-    let generate = run(&p, &["generate"]);
-    assert_eq!(generate.code, 0, "{generate:?}");
-    assert!(
-        generate.stdout.contains("wrote seams.lock"),
-        "{}",
-        generate.stdout
-    );
-    assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), current);
-    let changed: Vec<String> = p
-        .files()
-        .into_iter()
-        .zip(outputs_before)
-        .filter(|(now, before)| now != before)
-        .map(|(now, _)| now.0)
-        .collect();
-    assert_eq!(changed, ["seams.lock"], "only the lock is rewritten");
-    assert_eq!(run(&p, &["check"]).code, 0);
+        let generate = run(&p, &["generate"]);
+        assert_eq!(generate.code, 0, "{format}: {generate:?}");
+        assert!(
+            generate.stdout.contains("wrote seams.lock"),
+            "{format}: {}",
+            generate.stdout
+        );
+        assert_eq!(std::fs::read_to_string(&lock_path).unwrap(), current);
+        let changed: Vec<String> = p
+            .files()
+            .into_iter()
+            .zip(outputs_before)
+            .filter(|(now, before)| now != before)
+            .map(|(now, _)| now.0)
+            .collect();
+        assert_eq!(
+            changed,
+            ["seams.lock"],
+            "{format}: only the lock is rewritten"
+        );
+        assert_eq!(run(&p, &["check"]).code, 0);
+    }
 }
 
 #[test]
@@ -484,7 +539,7 @@ fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touch
     let lock_path = p.path().join("seams.lock");
     let newer = std::fs::read_to_string(&lock_path)
         .unwrap()
-        .replace("\"lock_version\": 2", "\"lock_version\": 3")
+        .replace("\"lock_version\": 3", "\"lock_version\": 4")
         .replace(
             "\"seams_version\": \"0.1.0\"",
             "\"seams_version\": \"0.9.0\"",
@@ -503,7 +558,7 @@ fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touch
     assert_eq!(check.code, 1);
     assert!(
         check.stdout.starts_with("lock-unreadable: seams.lock: ")
-            && check.stdout.contains("lock_version 3 is newer than 2"),
+            && check.stdout.contains("lock_version 4 is newer than 3"),
         "{}",
         check.stdout
     );

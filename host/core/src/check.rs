@@ -34,7 +34,7 @@ use seams_runtime::Runtime;
 use crate::audit::{FileState, audit};
 use crate::error::GenerateError;
 use crate::generation::run_with_inputs;
-use crate::inputs::{changed_components, read_inputs, read_journal, read_lock, up_to_date};
+use crate::inputs::{changed_components, read_journal, read_lock, read_stamp, up_to_date};
 use crate::journal::{JOURNAL_FILE, recover};
 use crate::leftovers::Leftovers;
 use crate::lock::{LOCK_FILE, LOCK_VERSION, LockError};
@@ -222,7 +222,7 @@ pub fn check_with(
         Err(GenerateError::Lock(e)) => return unreadable(JOURNAL_FILE, e),
         other => other?,
     };
-    let inputs = read_inputs(project)?;
+    let stamp = read_stamp(project)?;
     let mut problems = Vec::new();
 
     if lock.is_none() {
@@ -233,7 +233,7 @@ pub fn check_with(
         ));
     }
     if let Some(lock) = &lock {
-        for changed in changed_components(project, &inputs, lock) {
+        for changed in changed_components(project, &stamp, lock) {
             problems.push(problem(
                 ProblemKind::ComponentChanged,
                 Some(changed.path),
@@ -287,10 +287,11 @@ pub fn check_with(
     // What `seams generate` would call up to date is clean: nothing to run.
     if let Some(lock) = &lock
         && problems.is_empty()
-        && up_to_date(project, &inputs, lock, out.as_ref())?
+        && up_to_date(project, &stamp, lock, out.as_ref())?
     {
         return Ok(report(problems));
     }
+    let inputs = stamp.load_model(project)?;
 
     let mut generation = run_with_inputs(project, runtime, &inputs);
     generation.release_spilled_texts();

@@ -9,9 +9,7 @@ use crate::apply::{Dirs, ProjectFs, apply};
 use crate::audit::audit;
 use crate::error::GenerateError;
 use crate::generation::{SourcedRun, run_reporting_progress};
-use crate::inputs::{
-    changed_components, read_inputs, read_journal, read_lock_and_text, up_to_date,
-};
+use crate::inputs::{changed_components, read_journal, read_lock_and_text, read_stamp, up_to_date};
 use crate::journal::recover;
 use crate::leftovers::Leftovers;
 use crate::output_dir::OutputDir;
@@ -124,12 +122,10 @@ pub(crate) fn generate_on(
     let _running = ProjectLock::exclusive(project, options.wait)?;
     let locked = read_lock_and_text(project)?;
     let journal = read_journal(project)?;
-    let inputs = read_inputs(project)?;
+    let stamp = read_stamp(project)?;
     if let Some((lock, _)) = &locked
         && !options.update
-        && let Some(changed) = changed_components(project, &inputs, lock)
-            .into_iter()
-            .next()
+        && let Some(changed) = changed_components(project, &stamp, lock).into_iter().next()
     {
         return Err(GenerateError::ComponentChanged {
             generator: changed.label,
@@ -154,13 +150,14 @@ pub(crate) fn generate_on(
     if journal.is_none()
         && leftovers.is_empty()
         && let Some(lock) = &previous
-        && up_to_date(project, &inputs, lock, existing.as_ref())?
+        && up_to_date(project, &stamp, lock, existing.as_ref())?
     {
         return Ok(GenerateReport {
             up_to_date: true,
             ..GenerateReport::default()
         });
     }
+    let inputs = stamp.load_model(project)?;
 
     let mut generation = run_reporting_progress(project, runtime, &inputs, options.progress);
     generation.release_spilled_texts();

@@ -133,7 +133,7 @@ pub(crate) fn run_reporting_progress(
         let handles: Vec<_> = project
             .generators
             .iter()
-            .zip(&inputs.components)
+            .zip(&inputs.stamp.components)
             .map(|(source, component)| {
                 scope.spawn(move || {
                     let result = isolated(source, || {

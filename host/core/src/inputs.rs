@@ -1,18 +1,19 @@
 //! What a generation depends on, read before anything runs: `seams.toml`'s
-//! bytes, the model, every component, the lock and the journal; and the
-//! decisions made from them alone (the pins, whether the project is up to
-//! date).
+//! bytes, the model files' bytes, every component, the lock and the
+//! journal; and the decisions made from them alone (the pins, whether the
+//! project is up to date), which need no parsed model. The model is loaded
+//! only when there is work to do.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use seams_model::{Model, sha256_hex};
+use seams_model::{Model, ModelError, sha256_hex};
 use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime};
 
 use crate::audit::locked_path;
 use crate::error::GenerateError;
 use crate::journal::{JOURNAL_FILE, Journal};
-use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError};
+use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile};
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, MANIFEST, Project, posix};
 
@@ -70,15 +71,38 @@ pub(crate) fn load_generator(
     load_bytes(runtime, source, &component_bytes(project, source)?)
 }
 
-/// What a generation depends on, read once: the model, `seams.toml`'s
-/// hash, and every component's bytes.
+/// What a generation depends on, as bytes: enough to tell whether the
+/// project is up to date, without parsing the model.
+pub struct Stamp {
+    /// The sha256 of `seams.toml`.
+    pub manifest_sha256: String,
+    /// Each model file's sha256, in `[model] files` order.
+    pub model_files: Vec<LockedModelFile>,
+    /// Per generator, in order: its component, or why it could not be read.
+    pub components: Vec<Result<ComponentBytes, GeneratorError>>,
+}
+
+/// What a generation depends on, read once: the stamp and the loaded
+/// model.
 pub struct Inputs {
     /// The loaded model.
     pub model: Arc<Model>,
-    /// The sha256 of `seams.toml`.
-    pub manifest_sha256: String,
-    /// Per generator, in order: its component, or why it could not be read.
-    pub components: Vec<Result<ComponentBytes, GeneratorError>>,
+    /// The bytes it and the rest were read from.
+    pub stamp: Stamp,
+}
+
+impl Stamp {
+    /// Loads the model: the inputs of a generation that has work to do.
+    ///
+    /// # Errors
+    ///
+    /// The model cannot be read or parsed.
+    pub fn load_model(self, project: &Project) -> Result<Inputs, GenerateError> {
+        Ok(Inputs {
+            model: Arc::new(Model::load(&project.model_files)?),
+            stamp: self,
+        })
+    }
 }
 
 /// A generator's component, read.
@@ -89,20 +113,44 @@ pub struct ComponentBytes {
     pub sha256: String,
 }
 
-/// Reads what a generation depends on.
+/// Reads what a generation depends on, and loads the model.
 ///
 /// # Errors
 ///
 /// The model or `seams.toml` cannot be read.
 pub fn read_inputs(project: &Project) -> Result<Inputs, GenerateError> {
+    read_stamp(project)?.load_model(project)
+}
+
+/// Reads the bytes a generation depends on, parsing nothing.
+///
+/// # Errors
+///
+/// A model file or `seams.toml` cannot be read.
+pub fn read_stamp(project: &Project) -> Result<Stamp, GenerateError> {
     let manifest = project.root.join(MANIFEST);
     let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
         path: manifest,
         source,
     })?;
-    Ok(Inputs {
-        model: Arc::new(Model::load(&project.model_files)?),
+    let model_files = project
+        .model_files
+        .iter()
+        .map(|path| {
+            let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let relative = path.strip_prefix(&project.root).unwrap_or(path);
+            Ok(LockedModelFile {
+                path: posix(relative),
+                sha256: sha256_hex(&bytes),
+            })
+        })
+        .collect::<Result<Vec<_>, GenerateError>>()?;
+    Ok(Stamp {
         manifest_sha256: sha256_hex(&manifest_bytes),
+        model_files,
         components: project
             .generators
             .iter()
@@ -184,11 +232,11 @@ pub(crate) struct ChangedComponent {
 /// `seams.toml` order.
 pub(crate) fn changed_components(
     project: &Project,
-    inputs: &Inputs,
+    stamp: &Stamp,
     lock: &Lock,
 ) -> Vec<ChangedComponent> {
     let mut changed = Vec::new();
-    for (source, component) in project.generators.iter().zip(&inputs.components) {
+    for (source, component) in project.generators.iter().zip(&stamp.components) {
         let (GeneratorSource::Wasm { path, .. }, Ok(ComponentBytes { sha256: actual, .. })) =
             (source, component)
         else {
@@ -209,25 +257,26 @@ pub(crate) fn changed_components(
     changed
 }
 
-/// Whether the seams version, the model, `seams.toml`, every component and
-/// every locked file are exactly as the lock records them (`out` is the
-/// output directory when it exists).
+/// Whether the seams version, the model files, `seams.toml`, every
+/// component and every locked file are byte for byte as the lock records
+/// them (`out` is the output directory when it exists). Decided from bytes:
+/// the model is not parsed.
 pub(crate) fn up_to_date(
     project: &Project,
-    inputs: &Inputs,
+    stamp: &Stamp,
     lock: &Lock,
     out: Option<&OutputDir>,
 ) -> Result<bool, GenerateError> {
     if lock.lock_version != LOCK_VERSION
         || lock.incomplete
-        || lock.model_hash != inputs.model.hash()
+        || lock.model_files != stamp.model_files
         || lock.seams_version != env!("CARGO_PKG_VERSION")
-        || lock.manifest_sha256 != inputs.manifest_sha256
+        || lock.manifest_sha256 != stamp.manifest_sha256
         || lock.generators.len() != project.generators.len()
     {
         return Ok(false);
     }
-    for (source, component) in project.generators.iter().zip(&inputs.components) {
+    for (source, component) in project.generators.iter().zip(&stamp.components) {
         let Ok(ComponentBytes { sha256: sha, .. }) = component else {
             return Ok(false);
         };

@@ -99,6 +99,7 @@ pub fn recover(
         seams_version: String::new(),
         model_hash: String::new(),
         manifest_sha256: String::new(),
+        model_files: Vec::new(),
         incomplete: true,
         generators: Vec::new(),
         outputs: Vec::new(),

@@ -48,7 +48,9 @@ pub use error::GenerateError;
 pub use generate::{GenerateOptions, GenerateReport, generate};
 pub use generation::{GeneratedFile, Generation, SourcedRun, run_generators};
 pub use inspect::{InspectError, Inspection, inspect, view};
-pub use lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedOutput};
+pub use lock::{
+    LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedModelFile, LockedOutput,
+};
 pub use output_dir::OutputDir;
 pub use progress::{Progress, Silent};
 pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};

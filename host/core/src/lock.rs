@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 pub const LOCK_FILE: &str = "seams.lock";
 
 /// The lock format's version. 2 added `incomplete` (1 marked an
-/// incomplete run with an empty `manifest_sha256`).
-pub const LOCK_VERSION: u32 = 2;
+/// incomplete run with an empty `manifest_sha256`); 3 added `model_files`,
+/// so that a no-op is decided from bytes without parsing the model.
+pub const LOCK_VERSION: u32 = 3;
 
 /// A whole `seams.lock`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +30,10 @@ pub struct Lock {
     pub model_hash: String,
     /// The sha256 of `seams.toml` when they were generated.
     pub manifest_sha256: String,
+    /// Each model file's bytes, in `[model] files` order. Locks of formats
+    /// 1 and 2 read as empty.
+    #[serde(default)]
+    pub model_files: Vec<LockedModelFile>,
     /// A generator failed, or a run was interrupted: some outputs are not
     /// what this `seams.toml` and model give, so the next generate runs
     /// every generator whatever else matches.
@@ -38,6 +43,16 @@ pub struct Lock {
     pub generators: Vec<LockedGenerator>,
     /// Every output, sorted by path.
     pub outputs: Vec<LockedOutput>,
+}
+
+/// A model file as it was when the outputs were generated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedModelFile {
+    /// The posix path relative to the project directory.
+    pub path: String,
+    /// The sha256 of its bytes.
+    pub sha256: String,
 }
 
 /// A generator as it was when it ran.
@@ -123,7 +138,7 @@ impl Lock {
         let version: Version = serde_json::from_str(text)
             .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
         match version.lock_version {
-            1 | LOCK_VERSION => {}
+            1..=LOCK_VERSION => {}
             newer if newer > LOCK_VERSION => {
                 return Err(LockError::Newer {
                     path: path.to_owned(),
@@ -169,6 +184,10 @@ mod tests {
             seams_version: "0.1.0".into(),
             model_hash: "ab".into(),
             manifest_sha256: "ef".into(),
+            model_files: vec![LockedModelFile {
+                path: "model.ttl".into(),
+                sha256: "12".into(),
+            }],
             incomplete: false,
             generators: vec![LockedGenerator {
                 name: "htmx".into(),
@@ -223,7 +242,7 @@ mod tests {
     fn a_newer_lock_is_refused_naming_both_versions() {
         let text = lock()
             .to_text()
-            .replace("\"lock_version\": 2", "\"lock_version\": 9")
+            .replace("\"lock_version\": 3", "\"lock_version\": 9")
             .replace("\"0.1.0\",\n  \"model_hash", "\"7.0.0\",\n  \"model_hash");
         let err = Lock::parse("seams.lock", &text).unwrap_err();
         assert!(
@@ -231,14 +250,14 @@ mod tests {
                 err,
                 LockError::Newer {
                     found: 9,
-                    supported: 2,
+                    supported: LOCK_VERSION,
                     ..
                 }
             ),
             "{err:?}"
         );
         let err = err.to_string();
-        assert!(err.contains("lock_version 9 is newer than 2"), "{err}");
+        assert!(err.contains("lock_version 9 is newer than 3"), "{err}");
         assert!(err.contains("seams_version \"7.0.0\""), "{err}");
         assert!(!err.contains("delete it"), "{err}");
     }
@@ -258,7 +277,7 @@ mod tests {
         // A newer lock's seams_version is echoed escaped and cut.
         let huge = format!("\u{1b}[2J{}", "9".repeat(100_000));
         let text = format!(
-            "{{\"lock_version\": 3, \"seams_version\": {}}}",
+            "{{\"lock_version\": 4, \"seams_version\": {}}}",
             serde_json::json!(huge)
         );
         let err = Lock::parse("seams.lock", &text).unwrap_err().to_string();
@@ -281,5 +300,12 @@ mod tests {
         );
         let incomplete = Lock::parse("seams.lock", &v1("")).unwrap();
         assert!(incomplete.incomplete);
+    }
+
+    #[test]
+    fn a_format_2_lock_is_read_without_model_files() {
+        let v2 = "{\"lock_version\": 2, \"seams_version\": \"0.1.0\", \"model_hash\": \"ab\", \"manifest_sha256\": \"ef\", \"incomplete\": false, \"generators\": [], \"outputs\": []}";
+        let lock = Lock::parse("seams.lock", v2).unwrap();
+        assert_eq!((lock.lock_version, lock.model_files.len()), (2, 0));
     }
 }

@@ -25,7 +25,8 @@ pub(crate) fn lock_for(
         lock_version: LOCK_VERSION,
         seams_version: env!("CARGO_PKG_VERSION").to_owned(),
         model_hash: generation.model_hash.clone(),
-        manifest_sha256: inputs.manifest_sha256.clone(),
+        manifest_sha256: inputs.stamp.manifest_sha256.clone(),
+        model_files: inputs.stamp.model_files.clone(),
         // A failed generator's entries are the old ones: the lock must not
         // claim that this seams.toml was generated, or the next generate
         // would find everything "up to date" and not run it again.
@@ -229,6 +230,7 @@ mod tests {
             seams_version: "0".into(),
             model_hash: "m".into(),
             manifest_sha256: "t".into(),
+            model_files: Vec::new(),
             incomplete: false,
             generators: Vec::new(),
             outputs: outputs
