@@ -32,6 +32,7 @@ impl Error {
         }
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub(crate) fn from_wit(error: WitError) -> Self {
         match error {
             WitError::InvalidInput(m) => Error::InvalidInput(m),

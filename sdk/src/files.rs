@@ -1,16 +1,27 @@
 use crate::__internal::wit::exports::seams::generator::generator_api as api;
 use crate::__internal::wit::seams::generator::templates as host;
-use crate::{Error, Result};
+#[cfg(target_arch = "wasm32")]
+use crate::Error;
+use crate::Result;
 
 /// Text the host rendered from one of the generator's templates. The host
 /// knows (and traces) its text, so a file with this body needs no `trace`.
 #[derive(Debug)]
-pub struct Rendered(host::Rendered);
+pub struct Rendered(RenderedText);
+
+/// The host's handle; natively, the text itself.
+#[cfg(target_arch = "wasm32")]
+type RenderedText = host::Rendered;
+#[cfg(not(target_arch = "wasm32"))]
+type RenderedText = String;
 
 impl Rendered {
     /// The rendered text.
     pub fn text(&self) -> String {
-        self.0.text()
+        #[cfg(target_arch = "wasm32")]
+        return self.0.text();
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.0.clone();
     }
 }
 
@@ -18,9 +29,12 @@ impl Rendered {
 /// serialize to a JSON object; its keys become the template's variables.
 pub fn render(name: &str, context: &impl serde::Serialize) -> Result<Rendered> {
     let context = serde_json::to_string(context)?;
-    host::render(name, &context)
+    #[cfg(target_arch = "wasm32")]
+    return host::render(name, &context)
         .map(Rendered)
-        .map_err(Error::from_wit)
+        .map_err(Error::from_wit);
+    #[cfg(not(target_arch = "wasm32"))]
+    return crate::native::render(name, &context).map(Rendered);
 }
 
 /// What a file holds.
@@ -63,7 +77,11 @@ impl File {
         host::File {
             path: self.path,
             body: match self.body {
+                #[cfg(target_arch = "wasm32")]
                 Body::Rendered(r) => host::Body::Rendered(r.0),
+                // Natively there is no host: export glue is never called.
+                #[cfg(not(target_arch = "wasm32"))]
+                Body::Rendered(r) => host::Body::Text(r.0),
                 Body::Text(t) => host::Body::Text(t),
             },
         }

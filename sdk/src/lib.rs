@@ -82,6 +82,8 @@ mod error;
 mod files;
 mod meta;
 mod model;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 mod view;
 
 pub use error::{Error, Result};
@@ -92,16 +94,23 @@ pub use view::ViewObject;
 
 /// Messages to the user, shown prefixed with the generator's name.
 pub mod log {
+    #[cfg(target_arch = "wasm32")]
     use crate::__internal::wit::seams::generator::log::{Level, write};
 
     /// Shows an informational message.
     pub fn info(message: &str) {
+        #[cfg(target_arch = "wasm32")]
         write(Level::Info, message);
+        #[cfg(not(target_arch = "wasm32"))]
+        eprintln!("{message}");
     }
 
     /// Shows a warning.
     pub fn warn(message: &str) {
+        #[cfg(target_arch = "wasm32")]
         write(Level::Warn, message);
+        #[cfg(not(target_arch = "wasm32"))]
+        eprintln!("warning: {message}");
     }
 }
 

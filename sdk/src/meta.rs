@@ -70,6 +70,21 @@ impl Meta {
         self
     }
 
+    /// The templates' syntax.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn syntax_of(&self) -> Syntax {
+        self.syntax
+    }
+
+    /// The templates, as `(name, source)`.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn templates_of(&self) -> Vec<(String, String)> {
+        self.templates
+            .iter()
+            .map(|t| (t.name.clone(), t.source.clone()))
+            .collect()
+    }
+
     pub(crate) fn into_wit(self) -> api::Metadata {
         api::Metadata {
             name: self.name,

@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+#[cfg(target_arch = "wasm32")]
 use crate::__internal::wit::seams::generator::model as host;
 use crate::{Error, Result};
 
@@ -78,7 +79,10 @@ impl Model {
     /// Runs a query and returns the host's raw answer: SPARQL 1.1 JSON
     /// results for SELECT and ASK, N-Triples for CONSTRUCT.
     pub fn query(&self, sparql: &str) -> Result<String> {
-        host::query(sparql).map_err(Error::from_wit)
+        #[cfg(target_arch = "wasm32")]
+        return host::query(sparql).map_err(Error::from_wit);
+        #[cfg(not(target_arch = "wasm32"))]
+        return crate::native::query(sparql);
     }
 
     /// Runs a SELECT query and returns its rows in order.
@@ -121,15 +125,21 @@ impl Model {
 
     /// The model hash (sha256 of the canonical N-Quads, lowercase hex).
     pub fn hash(&self) -> String {
-        host::hash()
+        #[cfg(target_arch = "wasm32")]
+        return host::hash();
+        #[cfg(not(target_arch = "wasm32"))]
+        return crate::native::hash();
     }
 
     /// Every labelled subject as `(iri, label)`, sorted by IRI.
     pub fn labels(&self) -> Vec<(String, String)> {
-        host::labels()
+        #[cfg(target_arch = "wasm32")]
+        return host::labels()
             .into_iter()
             .map(|l| (l.iri, l.label))
-            .collect()
+            .collect();
+        #[cfg(not(target_arch = "wasm32"))]
+        return crate::native::labels();
     }
 }
 

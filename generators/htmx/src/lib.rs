@@ -13,7 +13,7 @@ use serde_json::Value;
 /// The pages' shared script: an output and the template that writes it.
 const SCRIPT: &str = "app.js";
 
-struct Htmx;
+pub(crate) struct Htmx;
 
 impl Generator for Htmx {
     fn meta() -> Meta {

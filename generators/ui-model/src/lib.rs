@@ -25,6 +25,17 @@ pub struct Ui {
     pub pages: Vec<Page>,
     /// The entities, by `ui:order` then IRI.
     pub entities: Vec<Entity>,
+    /// Entities and their members by IRI, built on first lookup.
+    index: std::sync::OnceLock<Index>,
+}
+
+/// Where an entity or member is in [`Ui::entities`].
+#[derive(Debug, Clone, Default)]
+struct Index {
+    entities: std::collections::HashMap<String, usize>,
+    /// Entity, whether a relation, position among its attributes or
+    /// relations.
+    members: std::collections::HashMap<String, (usize, bool, usize)>,
 }
 
 /// A `ui:Application`.
@@ -282,24 +293,52 @@ impl Ui {
         )
     }
 
+    /// A UI of these parts.
+    pub(crate) fn new(app: App, pages: Vec<Page>, entities: Vec<Entity>) -> Ui {
+        Ui {
+            app,
+            pages,
+            entities,
+            index: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The index of entities and members, the first of each IRI winning.
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| {
+            let mut index = Index::default();
+            for (e, entity) in self.entities.iter().enumerate() {
+                index.entities.entry(entity.iri.clone()).or_insert(e);
+                for (a, attribute) in entity.attributes.iter().enumerate() {
+                    index
+                        .members
+                        .entry(attribute.iri.clone())
+                        .or_insert((e, false, a));
+                }
+                for (r, relation) in entity.relations.iter().enumerate() {
+                    index
+                        .members
+                        .entry(relation.iri.clone())
+                        .or_insert((e, true, r));
+                }
+            }
+            index
+        })
+    }
+
     /// The entity with IRI `iri`.
     pub fn entity(&self, iri: &str) -> Option<&Entity> {
-        self.entities.iter().find(|e| e.iri == iri)
+        self.index().entities.get(iri).map(|&e| &self.entities[e])
     }
 
     /// The attribute or relation with IRI `iri`, and its entity.
     pub fn member(&self, iri: &str) -> Option<(&Entity, Member<'_>)> {
-        self.entities.iter().find_map(|e| {
-            e.attributes
-                .iter()
-                .find(|a| a.iri == iri)
-                .map(|a| (e, Member::Attribute(a)))
-                .or_else(|| {
-                    e.relations
-                        .iter()
-                        .find(|r| r.iri == iri)
-                        .map(|r| (e, Member::Relation(r)))
-                })
+        let &(e, relation, i) = self.index().members.get(iri)?;
+        let entity = &self.entities[e];
+        Some(if relation {
+            (entity, Member::Relation(&entity.relations[i]))
+        } else {
+            (entity, Member::Attribute(&entity.attributes[i]))
         })
     }
 

@@ -3,12 +3,35 @@
 use seams_sdk::{Error, Model, Result};
 use serde::Deserialize;
 
+use std::collections::{HashMap, HashSet};
+
 use super::*;
 
 const PREFIX: &str = "PREFIX ui: <https://w3id.org/seams/ui#>\n";
 
 fn select<T: serde::de::DeserializeOwned>(model: &Model, body: &str) -> Result<Vec<T>> {
     model.select_as(&format!("{PREFIX}{body}"))
+}
+
+/// Rows grouped by a key, each group in the rows' (the query's) order: one
+/// pass, so that looking up a page's components or a form's fields does
+/// not scan every row for every page or form.
+struct Groups<'a, T> {
+    by_key: HashMap<&'a str, Vec<&'a T>>,
+}
+
+impl<'a, T> Groups<'a, T> {
+    fn new(rows: &'a [T], key: impl Fn(&'a T) -> &'a str) -> Self {
+        let mut by_key: HashMap<&str, Vec<&T>> = HashMap::new();
+        for row in rows {
+            by_key.entry(key(row)).or_default().push(row);
+        }
+        Groups { by_key }
+    }
+
+    fn of(&self, key: &str) -> impl Iterator<Item = &'a T> + '_ {
+        self.by_key.get(key).into_iter().flatten().copied()
+    }
 }
 
 #[derive(Deserialize)]
@@ -152,10 +175,10 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
            ?target ui:path ?path .
          } ORDER BY ?source ?flow",
     )?;
+    let flows_by_source = Groups::new(&flows, |f| f.source.as_str());
     let flows_of = |source: &str| -> Vec<Flow> {
-        flows
-            .iter()
-            .filter(|f| f.source == source)
+        flows_by_source
+            .of(source)
             .map(|f| Flow {
                 iri: f.flow.clone(),
                 event: f.event.clone(),
@@ -199,8 +222,11 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
          } ORDER BY ?order ?page",
     )?;
 
+    let entity_iris: HashSet<&str> = entities.iter().map(|e| e.iri.as_str()).collect();
+    let components_of = Groups::new(&components, |c| c.page.as_str());
+    let fields_of = Groups::new(&fields, |f| f.form.as_str());
     let known_entity = |component: &str, property: &str, iri: &str| -> Result<String> {
-        if entities.iter().any(|e| e.iri == iri) {
+        if entity_iris.contains(iri) {
             Ok(iri.to_owned())
         } else {
             Err(Error::msg(format!(
@@ -213,7 +239,7 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
     for page in &pages {
         check_path(&page.page, &page.path)?;
         let mut page_components = Vec::new();
-        for c in components.iter().filter(|c| c.page == page.page) {
+        for c in components_of.of(&page.page) {
             let kind = if c.class == format!("{UI}List") {
                 Kind::List
             } else if c.updates.is_some() {
@@ -237,9 +263,8 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
                 }
                 _ => None,
             };
-            let form_fields: Vec<Field> = fields
-                .iter()
-                .filter(|f| f.form == c.component)
+            let form_fields: Vec<Field> = fields_of
+                .of(&c.component)
                 .map(|f| Field {
                     iri: f.field.clone(),
                     label: f.label.clone(),
@@ -273,16 +298,16 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
         });
     }
 
-    let ui = Ui {
-        app: App {
+    let ui = Ui::new(
+        App {
             iri: app.app.clone(),
             title: app.title.clone(),
             home: app.home.clone().zip(app.home_path.clone()),
             database,
         },
-        pages: page_values,
+        page_values,
         entities,
-    };
+    );
     check_fields(&ui)?;
     check_unique_names(&ui)?;
     Ok(ui)
@@ -370,23 +395,28 @@ fn read_entities(model: &Model) -> Result<Vec<Entity>> {
         "SELECT ?from ?to WHERE { ?from ui:next ?to } ORDER BY ?from ?to",
     )?;
 
+    let attributes_of = Groups::new(&attributes, |a| a.entity.as_str());
+    let states_of = Groups::new(&states, |s| s.attribute.as_str());
+    let relations_of = Groups::new(&relations, |r| r.entity.as_str());
+    let next_pairs: HashSet<(&str, &str)> = next
+        .iter()
+        .map(|n| (n.from.as_str(), n.to.as_str()))
+        .collect();
+    let entity_iris: HashSet<&str> = entities.iter().map(|e| e.entity.as_str()).collect();
     let mut out = Vec::new();
     for e in &entities {
         check_class_name(&e.entity, &e.name)?;
         let mut entity_attributes = Vec::new();
-        for a in attributes.iter().filter(|a| a.entity == e.entity) {
+        for a in attributes_of.of(&e.entity) {
             check_identifier(&a.attribute, &a.name)?;
             let datatype = datatype(&a.attribute, &a.datatype)?;
-            let attribute_states: Vec<&StateRow> = states
-                .iter()
-                .filter(|s| s.attribute == a.attribute)
-                .collect();
+            let attribute_states: Vec<&StateRow> = states_of.of(&a.attribute).collect();
             let mut state_values = Vec::new();
             for s in &attribute_states {
                 check_identifier(&s.state, &s.name)?;
                 let next_names = attribute_states
                     .iter()
-                    .filter(|to| next.iter().any(|n| n.from == s.state && n.to == to.state))
+                    .filter(|to| next_pairs.contains(&(s.state.as_str(), to.state.as_str())))
                     .map(|to| to.name.clone())
                     .collect();
                 state_values.push(State {
@@ -423,9 +453,9 @@ fn read_entities(model: &Model) -> Result<Vec<Entity>> {
             });
         }
         let mut entity_relations = Vec::new();
-        for r in relations.iter().filter(|r| r.entity == e.entity) {
+        for r in relations_of.of(&e.entity) {
             check_identifier(&r.relation, &r.name)?;
-            if !entities.iter().any(|t| t.entity == r.target) {
+            if !entity_iris.contains(r.target.as_str()) {
                 return Err(Error::msg(format!(
                     "relation <{}> has ui:relatedEntity <{}>, which is not a ui:Entity with rdfs:label and ui:name",
                     r.relation, r.target

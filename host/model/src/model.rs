@@ -104,6 +104,7 @@ pub struct Model {
     prefixes: BTreeMap<String, String>,
     hash: String,
     labels: Vec<(String, String)>,
+    len: usize,
 }
 
 impl std::fmt::Debug for Model {
@@ -222,12 +223,23 @@ impl Model {
             prefixes,
             hash,
             labels: labels.into_iter().collect(),
+            len: quads.len(),
         })
     }
 
     /// The model hash: sha256 (lowercase hex) of the canonical N-Quads.
     pub fn hash(&self) -> &str {
         &self.hash
+    }
+
+    /// How many distinct triples (quads) the model has.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the model has no triples at all.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Every labelled IRI with its label, sorted by IRI.

@@ -1,0 +1,380 @@
+//! seams' benchmark: `seams generate` on scaled models, measured in one run
+//! against a native floor (the htmx built-in's own code with no sandbox
+//! and no tracing, see `floor.rs`).
+//!
+//! ```text
+//! cargo run --release -p seams-bench -- [--sizes 1,10,100,300,1000]
+//!     [--unrelated 1000000] [--blank 100000] [--limit SECONDS]
+//! ```
+//!
+//! For each model: the floor; `seams generate` cold (empty component
+//! cache), warm, untraced (the tracing render off), a no-op and `seams
+//! check`; each as its own process (this binary run in a child mode), with
+//! its wall time and peak memory as the OS counts them. The floor's files
+//! must equal seams's byte for byte. Prints one Markdown table and the
+//! growth between sizes.
+
+mod floor;
+mod measure;
+mod models;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use measure::{Cost, run_self};
+use models::Case;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("run") {
+        return child(&args[1..]);
+    }
+    match driver(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("seams-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A measured run, in its own process: `run MODE PROJECT`.
+fn child(args: &[String]) -> ExitCode {
+    let [mode, dir] = args else {
+        eprintln!("usage: seams-bench run seams|untraced|check|floor PROJECT");
+        return ExitCode::from(2);
+    };
+    let dir = Path::new(dir);
+    let cli = |command: &str| {
+        let argv = ["seams", command, "--project", &dir.to_string_lossy(), "-q"];
+        let mut err = std::io::stderr();
+        let code = seams::cli::run(argv.map(Into::into), &mut std::io::sink(), &mut err);
+        ExitCode::from(code)
+    };
+    match mode.as_str() {
+        "seams" => cli("generate"),
+        "check" => cli("check"),
+        "untraced" => match untraced(dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        "floor" => {
+            let project = match seams_core::Project::load(dir) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match floor::run(&project.model_files, &dir.join("floor")) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        other => {
+            eprintln!("unknown mode {other}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `seams generate` with the tracing render off: no traces, no sidecars.
+fn untraced(dir: &Path) -> Result<(), String> {
+    let project = seams_core::Project::load(dir).map_err(|e| e.to_string())?;
+    let runtime =
+        seams_runtime::Runtime::with_stack(seams::cli::cache_dir(), project.limits.stack_bytes)
+            .map_err(|e| e.to_string())?;
+    let runtime = seams_runtime::testing::without_tracing(runtime);
+    let report = seams_core::generate(&project, &runtime, &seams_core::GenerateOptions::default())
+        .map_err(|e| e.to_string())?;
+    match report.failures.first() {
+        Some(failure) => Err(failure.to_string()),
+        None => Ok(()),
+    }
+}
+
+struct Options {
+    sizes: Vec<usize>,
+    unrelated: usize,
+    blank: usize,
+    limit: Duration,
+}
+
+fn options(args: &[String]) -> Result<Options, String> {
+    let mut options = Options {
+        sizes: vec![1, 10, 100, 300],
+        unrelated: 1_000_000,
+        blank: 100_000,
+        limit: Duration::from_secs(900),
+    };
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let number = |v: &str| v.parse::<usize>().map_err(|e| format!("{flag} {v}: {e}"));
+        match flag.as_str() {
+            "--sizes" => options.sizes = value.split(',').map(number).collect::<Result<_, _>>()?,
+            "--unrelated" => options.unrelated = number(value)?,
+            "--blank" => options.blank = number(value)?,
+            "--limit" => options.limit = Duration::from_secs(number(value)? as u64),
+            _ => return Err(format!("unknown option {flag}")),
+        }
+    }
+    Ok(options)
+}
+
+/// What one model gave.
+struct Row {
+    case: String,
+    copies: Option<usize>,
+    triples: usize,
+    output_bytes: u64,
+    floor: Cost,
+    untraced: Cost,
+    traced: Cost,
+    cold: Cost,
+    noop: Cost,
+    check: Cost,
+    defaults: String,
+}
+
+const RAISED: &str = "\n[sandbox]\nfuel = 1000000000000\ntimeout-seconds = 3600\nmemory-mib = 4096\nmax-output-mib = 4096\nmax-outputs = 1000000\n";
+
+fn driver(args: &[String]) -> Result<(), String> {
+    let options = options(args)?;
+    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut cases: Vec<Case> = options.sizes.iter().map(|&k| models::expense(k)).collect();
+    if options.unrelated > 0 {
+        cases.push(models::chat_beside_unrelated(options.unrelated));
+    }
+    if options.blank > 0 {
+        cases.push(models::chat_beside_blank_nodes(options.blank));
+    }
+    let mut rows = Vec::new();
+    for (n, case) in cases.into_iter().enumerate() {
+        eprintln!("seams-bench: {}", case.name);
+        rows.push(measure_case(
+            &work.path().join(format!("case{n}")),
+            case,
+            &options,
+        )?);
+    }
+    print_table(&rows);
+    Ok(())
+}
+
+fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let mut names = Vec::new();
+    for (name, text) in &case.files {
+        std::fs::write(dir.join(name), text).map_err(|e| e.to_string())?;
+        names.push(format!("\"{name}\""));
+    }
+    let manifest = format!(
+        "[model]\nfiles = [{}]\n\n[[generator]]\nbuiltin = \"htmx\"\n",
+        names.join(", ")
+    );
+    std::fs::write(dir.join("seams.toml"), &manifest).map_err(|e| e.to_string())?;
+    let paths: Vec<PathBuf> = case.files.iter().map(|(n, _)| dir.join(n)).collect();
+    let triples = seams_model::Model::load(&paths)
+        .map_err(|e| e.to_string())?
+        .len();
+    let rounds = match case.copies {
+        Some(k) if k <= 10 => 5,
+        Some(k) if k <= 100 => 3,
+        Some(_) => 1,
+        None => 1,
+    };
+    let cache = dir.join("cache");
+    let log = dir.join("log.txt");
+    let project = dir.to_str().ok_or("a UTF-8 temporary directory")?;
+    let fresh = || {
+        let _ = std::fs::remove_dir_all(dir.join("out"));
+        let _ = std::fs::remove_file(dir.join("seams.lock"));
+    };
+    let once = |mode: &str, cache_dir: &Path| {
+        run_self(
+            &["run", mode, project],
+            &[("SEAMS_CACHE_DIR", cache_dir)],
+            options.limit,
+            &log,
+        )
+    };
+    let median = |mode: &str, before: &dyn Fn()| {
+        let mut costs: Vec<Cost> = (0..rounds)
+            .map(|_| {
+                before();
+                once(mode, &cache)
+            })
+            .collect();
+        costs.sort_by_key(|c| c.wall);
+        costs[costs.len() / 2]
+    };
+    let failed = |what: &str| {
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        format!("{}: {what} failed: {}", case.name, log.trim())
+    };
+
+    let floor = median("floor", &|| {
+        let _ = std::fs::remove_dir_all(dir.join("floor"));
+    });
+    if !floor.ok {
+        return Err(failed("the floor"));
+    }
+    // Cold: an empty component cache. With the default limits first.
+    fresh();
+    let cold_cache = dir.join("cold-cache");
+    let mut cold = once("seams", &cold_cache);
+    let mut defaults = "pass".to_owned();
+    if !cold.ok {
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        let limit = log
+            .split("raise [sandbox] ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or("?");
+        defaults = format!("fail ({limit})");
+        std::fs::write(dir.join("seams.toml"), format!("{manifest}{RAISED}"))
+            .map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_dir_all(&cold_cache);
+        fresh();
+        cold = once("seams", &cold_cache);
+        if !cold.ok {
+            return Err(failed("seams generate"));
+        }
+    }
+    let traced = median("seams", &fresh);
+    let output_bytes = dir_bytes(&dir.join("out"));
+    compare(&dir.join("floor"), &dir.join("out"))
+        .map_err(|e| format!("{}: the floor's files differ from seams's: {e}", case.name))?;
+    let noop = median("seams", &|| {});
+    let check = median("check", &|| {});
+    if !(traced.ok && noop.ok && check.ok) {
+        return Err(failed("a warm run"));
+    }
+    let untraced = median("untraced", &fresh);
+    if !untraced.ok {
+        return Err(failed("the untraced run"));
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(Row {
+        case: case.name,
+        copies: case.copies,
+        triples,
+        output_bytes,
+        floor,
+        untraced,
+        traced,
+        cold,
+        noop,
+        check,
+        defaults,
+    })
+}
+
+/// Total bytes of the files under `dir`.
+fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            total += if path.is_dir() {
+                dir_bytes(&path)
+            } else {
+                entry.metadata().map(|m| m.len()).unwrap_or(0)
+            };
+        }
+    }
+    total
+}
+
+/// Every file of the floor equals seams's, and seams wrote no other
+/// output (its trace sidecars aside).
+fn compare(floor: &Path, seams: &Path) -> Result<(), String> {
+    let files = |root: &Path| -> Vec<PathBuf> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(root, &path, out);
+                } else if !path.to_string_lossy().ends_with(".trace.json") {
+                    out.push(path.strip_prefix(root).unwrap().to_owned());
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(root, root, &mut out);
+        out.sort();
+        out
+    };
+    let (ours, theirs) = (files(floor), files(seams));
+    if ours != theirs {
+        return Err(format!("{} files against {}", ours.len(), theirs.len()));
+    }
+    for path in ours {
+        if std::fs::read(floor.join(&path)).ok() != std::fs::read(seams.join(&path)).ok() {
+            return Err(format!("{} differs", path.display()));
+        }
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[Row]) {
+    let s = |c: &Cost| c.wall.as_secs_f64();
+    let mb = |c: &Cost| c.peak as f64 / (1 << 20) as f64;
+    println!(
+        "| model | triples | output MB | floor s (MB) | untraced s (MB) | untraced / floor | traced s (MB) | traced / untraced | traced / floor | cold s | no-op s | no-op / traced | check s | defaults |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!(
+            "| {} | {} | {:.1} | {:.3} ({:.0}) | {:.3} ({:.0}) | {:.2} | {:.3} ({:.0}) | {:.2} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} |",
+            r.case,
+            r.triples,
+            r.output_bytes as f64 / (1 << 20) as f64,
+            s(&r.floor),
+            mb(&r.floor),
+            s(&r.untraced),
+            mb(&r.untraced),
+            s(&r.untraced) / s(&r.floor),
+            s(&r.traced),
+            mb(&r.traced),
+            s(&r.traced) / s(&r.untraced),
+            s(&r.traced) / s(&r.floor),
+            s(&r.cold),
+            s(&r.noop),
+            s(&r.noop) / s(&r.traced),
+            s(&r.check),
+            r.defaults
+        );
+    }
+    let sized: Vec<&Row> = rows.iter().filter(|r| r.copies.is_some()).collect();
+    if sized.len() > 1 {
+        println!();
+        println!(
+            "| growth | copies | output bytes | floor time | traced time | traced peak memory | floor peak memory |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for pair in sized.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            let ratio = |x: f64, y: f64| y / x;
+            println!(
+                "| {} -> {} | {:.1}x | {:.1}x | {:.1}x | {:.1}x | {:.1}x | {:.1}x |",
+                a.copies.unwrap_or(0),
+                b.copies.unwrap_or(0),
+                ratio(a.copies.unwrap_or(1) as f64, b.copies.unwrap_or(1) as f64),
+                ratio(a.output_bytes as f64, b.output_bytes as f64),
+                ratio(s(&a.floor), s(&b.floor)),
+                ratio(s(&a.traced), s(&b.traced)),
+                ratio(a.traced.peak as f64, b.traced.peak as f64),
+                ratio(a.floor.peak as f64, b.floor.peak as f64),
+            );
+        }
+    }
+}
