@@ -46,9 +46,10 @@ impl Backend for Host {
 }
 
 /// Loads `model_files`, runs htmx natively and writes its files under
-/// `out`; how many bytes it wrote.
-pub fn run(model_files: &[std::path::PathBuf], out: &Path) -> Result<u64, String> {
+/// `out`; how many triples the model has.
+pub fn run(model_files: &[std::path::PathBuf], out: &Path) -> Result<usize, String> {
     let model = Model::load(model_files).map_err(|e| e.to_string())?;
+    let triples = model.len();
     let (syntax, templates) = native::templates::<htmx::Htmx>();
     let syntax = match syntax {
         seams_sdk::Syntax::Jinja => Syntax::Jinja,
@@ -57,14 +58,12 @@ pub fn run(model_files: &[std::path::PathBuf], out: &Path) -> Result<u64, String
     let templates = TemplateService::new(templates, syntax).map_err(|e| e.to_string())?;
     native::install(Box::new(Host { model, templates }));
     let files = native::run::<htmx::Htmx>().map_err(|e| e.to_string())?;
-    let mut written = 0;
     for (path, text) in files {
         let path = out.join(path);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         }
         std::fs::write(&path, &text).map_err(|e| format!("{}: {e}", path.display()))?;
-        written += text.len() as u64;
     }
-    Ok(written)
+    Ok(triples)
 }

@@ -4,6 +4,8 @@
 //! chat example beside many blank nodes.
 
 use std::fmt::Write;
+use std::io::Write as _;
+use std::path::Path;
 
 /// One model to generate from, as files to write into a project.
 pub struct Case {
@@ -11,8 +13,52 @@ pub struct Case {
     pub name: String,
     /// Copies of the expense example, when it is one of those.
     pub copies: Option<usize>,
-    /// `(file name, text)`, in `[model] files` order.
-    pub files: Vec<(String, String)>,
+    /// `(file name, content)`, in `[model] files` order.
+    files: Vec<(String, Content)>,
+}
+
+/// A model file's content: large ones are written as they are made, so
+/// that the benchmark's own peak memory (which every child it starts
+/// inherits into its count) stays small.
+enum Content {
+    Text(String),
+    Unrelated(usize),
+    BlankNodes(usize),
+}
+
+impl Case {
+    /// Writes the model files into `dir`; their names, in order.
+    pub fn write(&self, dir: &Path) -> std::io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for (name, content) in &self.files {
+            let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join(name))?);
+            match content {
+                Content::Text(text) => out.write_all(text.as_bytes())?,
+                Content::Unrelated(n) => {
+                    for i in 0..*n {
+                        writeln!(
+                            out,
+                            "<urn:seams:bench:s{}> <urn:seams:bench:p{}> \"value {i}\" .",
+                            i / 8,
+                            i % 8
+                        )?;
+                    }
+                }
+                Content::BlankNodes(n) => {
+                    for i in 0..*n {
+                        writeln!(
+                            out,
+                            "_:b{i} <urn:seams:bench:value> \"{i}\" .\n_:b{i} <urn:seams:bench:next> _:b{} .",
+                            (i + 1) % n
+                        )?;
+                    }
+                }
+            }
+            out.flush()?;
+            names.push(name.clone());
+        }
+        Ok(names)
+    }
 }
 
 const EXPENSE: &str = include_str!("../../examples/expense/model.ttl");
@@ -60,7 +106,7 @@ pub fn expense(k: usize) -> Case {
     Case {
         name: format!("expense x{k}"),
         copies: Some(k),
-        files: vec![("model.ttl".into(), text)],
+        files: vec![("model.ttl".into(), Content::Text(text))],
     }
 }
 
@@ -116,42 +162,25 @@ fn suffix_iris(line: &str, i: usize) -> String {
 
 /// The chat example beside `n` unrelated triples (no blank nodes).
 pub fn chat_beside_unrelated(n: usize) -> Case {
-    let mut triples = String::with_capacity(n * 64);
-    for i in 0..n {
-        let _ = writeln!(
-            triples,
-            "<urn:seams:bench:s{}> <urn:seams:bench:p{}> \"value {i}\" .",
-            i / 8,
-            i % 8
-        );
-    }
     Case {
         name: format!("chat + {}k unrelated", n / 1000),
         copies: None,
         files: vec![
-            ("model.ttl".into(), CHAT.to_owned()),
-            ("unrelated.nt".into(), triples),
+            ("model.ttl".into(), Content::Text(CHAT.to_owned())),
+            ("unrelated.nt".into(), Content::Unrelated(n)),
         ],
     }
 }
 
 /// The chat example beside `n` blank nodes, each with a distinct value
-/// and linked in a chain, so that canonical labelling has work to do.
+/// and linked in a ring, so that canonical labelling has work to do.
 pub fn chat_beside_blank_nodes(n: usize) -> Case {
-    let mut triples = String::with_capacity(n * 80);
-    for i in 0..n {
-        let _ = writeln!(
-            triples,
-            "_:b{i} <urn:seams:bench:value> \"{i}\" .\n_:b{i} <urn:seams:bench:next> _:b{} .",
-            (i + 1) % n
-        );
-    }
     Case {
         name: format!("chat + {}k blank nodes", n / 1000),
         copies: None,
         files: vec![
-            ("model.ttl".into(), CHAT.to_owned()),
-            ("blank.nt".into(), triples),
+            ("model.ttl".into(), Content::Text(CHAT.to_owned())),
+            ("blank.nt".into(), Content::BlankNodes(n)),
         ],
     }
 }
@@ -162,9 +191,14 @@ mod tests {
 
     #[test]
     fn copies_are_renamed_apart_and_listed_by_the_application() {
-        let one = expense(1);
-        let two = expense(2);
-        let text = &two.files[0].1;
+        let dir = tempfile::tempdir().unwrap();
+        let text = |case: Case| {
+            case.write(dir.path()).unwrap();
+            std::fs::read_to_string(dir.path().join("model.ttl")).unwrap()
+        };
+        let one = text(expense(1));
+        let two = text(expense(2));
+        let text = &two;
         assert!(text.contains("exp:reports_page_c0 a ui:Page"));
         assert!(text.contains("exp:reports_page_c1 a ui:Page"));
         assert!(text.contains("ui:path \"reports-c1\""));
@@ -174,7 +208,7 @@ mod tests {
         assert!(text.contains("exp:approvals_page_c1"));
         assert!(!text.contains("exp:expenses_db_c"));
         assert!(text.contains("ui:name \"ExpenseReportC1\""), "{text}");
-        let m1 = seams_model::Model::parse("model.ttl", &one.files[0].1).unwrap();
+        let m1 = seams_model::Model::parse("model.ttl", &one).unwrap();
         let m2 = seams_model::Model::parse("model.ttl", text).unwrap();
         assert!(
             m2.len() > m1.len() * 19 / 10,

@@ -189,17 +189,11 @@ impl Model {
         mut quads: Vec<Quad>,
         prefixes: BTreeMap<String, String>,
     ) -> Result<Model, ModelError> {
-        // A dataset is a set: the same quad in two files counts once.
-        let mut seen = std::collections::HashSet::new();
-        quads.retain(|q| seen.insert(q.clone()));
         // Parsers label anonymous nodes (`[ ... ]`) at random: the labels
         // generators see, and so sidecars and the lock, come from the
-        // canonical form instead.
-        let hash = canonical_labels(&mut quads)?;
-        let store = Store::new().map_err(|e| ModelError::Store(e.to_string()))?;
-        store
-            .extend(quads.iter().cloned())
-            .map_err(|e| ModelError::Store(e.to_string()))?;
+        // canonical form instead. A dataset is a set: the same quad in two
+        // files counts once.
+        let (hash, len) = canonical_labels(&mut quads)?;
         let mut labels: BTreeMap<String, String> = BTreeMap::new();
         for quad in &quads {
             if quad.predicate.as_ref() != RDFS_LABEL {
@@ -218,12 +212,17 @@ impl Model {
                 })
                 .or_insert_with(|| l.value().to_owned());
         }
+        // The store is a set too; it takes the quads, not copies.
+        let store = Store::new().map_err(|e| ModelError::Store(e.to_string()))?;
+        store
+            .extend(quads)
+            .map_err(|e| ModelError::Store(e.to_string()))?;
         Ok(Model {
             store,
             prefixes,
             hash,
             labels: labels.into_iter().collect(),
-            len: quads.len(),
+            len,
         })
     }
 
@@ -494,7 +493,7 @@ impl std::io::Write for BoundedWriter {
 /// labels (`c14n0`, ...) and gives the sha256 of the canonical N-Quads:
 /// sorted N-Quads lines (the two agree on graphs without blank nodes, which
 /// skip the canonicalization).
-fn canonical_labels(quads: &mut [Quad]) -> Result<String, ModelError> {
+fn canonical_labels(quads: &mut [Quad]) -> Result<(String, usize), ModelError> {
     let has_blank_nodes = quads.iter().any(|q| {
         matches!(q.subject, Subject::BlankNode(_))
             || matches!(q.object, Term::BlankNode(_))
@@ -524,9 +523,18 @@ fn canonical_labels(quads: &mut [Quad]) -> Result<String, ModelError> {
             }
         }
     }
-    let dataset: oxrdf_canon::Dataset = quads.iter().map(to_canon_quad).collect();
-    let canonical = rdf_canon::serialize(&dataset);
-    Ok(hex(&Sha256::digest(canonical.as_bytes())))
+    // The canonical N-Quads, as `rdf_canon::serialize` writes them (each
+    // quad's line, sorted, each once), hashed line by line: no dataset
+    // with its six indexes is built for it.
+    let mut lines: Vec<String> = quads.iter().map(|q| to_canon_quad(q).to_string()).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    let mut digest = Sha256::new();
+    for line in &lines {
+        digest.update(line.as_bytes());
+        digest.update(b" .\n");
+    }
+    Ok((hex(&digest.finalize()), lines.len()))
 }
 
 /// Lowercase hex of a digest.
