@@ -94,8 +94,14 @@ fn child(args: &[String]) -> ExitCode {
 }
 
 /// `seams generate` with the tracing render off: no traces, no sidecars.
+/// Its limits are raised: it is a measurement, and untraced renders keep
+/// their contexts for whoever traces them later.
 fn untraced(dir: &Path) -> Result<(), String> {
-    let project = seams_core::Project::load(dir).map_err(|e| e.to_string())?;
+    let mut project = seams_core::Project::load(dir).map_err(|e| e.to_string())?;
+    project.limits.memory_bytes = 4096 << 20;
+    project.limits.fuel = 1_000_000_000_000;
+    project.limits.timeout = Duration::from_secs(3600);
+    project.limits.max_output_bytes = 4096 << 20;
     let runtime =
         seams_runtime::Runtime::with_stack(seams::cli::cache_dir(), project.limits.stack_bytes)
             .map_err(|e| e.to_string())?;

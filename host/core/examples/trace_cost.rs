@@ -75,8 +75,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let ((with, with_min), (without, without_min)) = (summary(with), summary(without));
 
-    // The template service alone: normal renders against tracing renders.
-    let run = &first.runs[0].run;
+    // The template service alone: normal renders against tracing renders
+    // (the contexts from an untraced run: a traced one frees them).
+    let untraced_run = seams_core::run_generators(&project, &untraced)?;
+    let run = &untraced_run.runs[0].run;
     let service =
         seams_templates::TemplateService::new(run.meta.templates.clone(), run.meta.syntax)?;
     let rendered: Vec<seams_templates::Rendered> = run

@@ -33,13 +33,14 @@ use seams_runtime::Runtime;
 
 use crate::audit::{FileState, audit};
 use crate::error::GenerateError;
-use crate::generation::run_with_inputs;
+use crate::generation::{Keep, run_reporting_progress};
 use crate::inputs::{changed_components, read_journal, read_lock, read_stamp, up_to_date};
 use crate::journal::{JOURNAL_FILE, recover};
 use crate::leftovers::Leftovers;
 use crate::lock::{LOCK_FILE, LOCK_VERSION, LockError};
 use crate::output_dir::OutputDir;
 use crate::plan::{generated_files, locked_files};
+use crate::progress::Silent;
 use crate::project::{Project, posix};
 use crate::project_lock::{ProjectLock, Wait};
 
@@ -293,8 +294,7 @@ pub fn check_with(
     }
     let inputs = stamp.load_model(project)?;
 
-    let mut generation = run_with_inputs(project, runtime, &inputs);
-    generation.release_spilled_texts();
+    let generation = run_reporting_progress(project, runtime, &inputs, &Silent, Keep::Files);
     for (_, error) in &generation.failures {
         problems.push(problem(
             ProblemKind::GeneratorFailed,

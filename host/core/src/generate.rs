@@ -8,7 +8,7 @@ use seams_runtime::{GeneratorError, Runtime};
 use crate::apply::{Dirs, ProjectFs, apply};
 use crate::audit::audit;
 use crate::error::GenerateError;
-use crate::generation::{SourcedRun, run_reporting_progress};
+use crate::generation::{Keep, SourcedRun, run_reporting_progress};
 use crate::inputs::{changed_components, read_journal, read_lock_and_text, read_stamp, up_to_date};
 use crate::journal::recover;
 use crate::leftovers::Leftovers;
@@ -159,8 +159,8 @@ pub(crate) fn generate_on(
     }
     let inputs = stamp.load_model(project)?;
 
-    let mut generation = run_reporting_progress(project, runtime, &inputs, options.progress);
-    generation.release_spilled_texts();
+    let generation =
+        run_reporting_progress(project, runtime, &inputs, options.progress, Keep::Files);
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
         // lock (and journal, if any) still describe the files on disk.

@@ -18,7 +18,8 @@ use crate::project::{GeneratorSource, Project};
 pub struct SourcedRun {
     /// How `seams.toml` names the generator.
     pub source: GeneratorSource,
-    /// What it produced.
+    /// What it produced (for `generate` and `check`, without its outputs'
+    /// texts and traces, which moved into `files`).
     pub run: GeneratorRun,
     /// Every file it gives: each output, then its sidecar when it is
     /// traced.
@@ -54,7 +55,7 @@ const SPILL_BYTES: usize = 1 << 20;
 
 /// An output's contents: in memory, or spilled when large (in memory
 /// still when the temporary directory cannot take it).
-fn contents_of(text: &str) -> Contents {
+fn contents_of(text: String) -> Contents {
     if text.len() >= SPILL_BYTES
         && let Ok(spilled) = Contents::spilled(text.as_bytes(), &std::env::temp_dir())
     {
@@ -63,32 +64,35 @@ fn contents_of(text: &str) -> Contents {
     Contents::in_memory(Arc::from(text))
 }
 
-impl Generation {
-    /// Frees the text of every output whose contents were spilled: for
-    /// callers that go on with the files alone (generate, check).
-    pub(crate) fn release_spilled_texts(&mut self) {
-        for run in &mut self.runs {
-            for file in run.files.iter().filter(|f| f.contents.is_spilled()) {
-                run.run.outputs[file.output].text = String::new();
-            }
-        }
-    }
+/// What a generation keeps of each run's outputs besides their files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// Their texts and traces too: for callers that read them.
+    Outputs,
+    /// Only the files: the texts and traces move into them, so that the
+    /// generation is not held twice (generate, check).
+    Files,
 }
 
 /// Every file a run gives: each output, then its sidecar when it is
-/// traced.
-fn files_of(run: &GeneratorRun) -> Vec<GeneratedFile> {
+/// traced. With [`Keep::Files`], each output's `text` is left empty and
+/// its `trace` gone.
+fn files_of(run: &mut GeneratorRun, keep: Keep) -> Vec<GeneratedFile> {
     let mut files = Vec::with_capacity(run.outputs.len() * 2);
-    for (index, output) in run.outputs.iter().enumerate() {
+    for (index, output) in run.outputs.iter_mut().enumerate() {
+        let (text, trace) = match keep {
+            Keep::Outputs => (output.text.clone(), output.trace.clone()),
+            Keep::Files => (std::mem::take(&mut output.text), output.trace.take()),
+        };
         files.push(GeneratedFile {
             path: output.path.clone(),
-            contents: contents_of(&output.text),
+            contents: contents_of(text),
             output: index,
         });
-        if let Some(lines) = &output.trace {
+        if let Some(lines) = trace {
             let sidecar = Trace {
                 generator: run.meta.name.clone(),
-                lines: lines.clone(),
+                lines,
                 output: output.path.clone(),
                 trace_version: TRACE_VERSION,
             };
@@ -114,7 +118,7 @@ pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation
 
 /// Runs every generator on already-read inputs, in parallel.
 pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) -> Generation {
-    run_reporting_progress(project, runtime, inputs, &Silent)
+    run_reporting_progress(project, runtime, inputs, &Silent, Keep::Outputs)
 }
 
 /// [`run_with_inputs`], telling `progress` as each generator finishes.
@@ -123,6 +127,7 @@ pub(crate) fn run_reporting_progress(
     runtime: &Runtime,
     inputs: &Inputs,
     progress: &dyn Progress,
+    keep: Keep,
 ) -> Generation {
     let model = &inputs.model;
     progress.start("generating", Some(project.generators.len() as u64));
@@ -142,8 +147,8 @@ pub(crate) fn run_reporting_progress(
                             .map_err(clone_error)
                             .and_then(|component| load_bytes(runtime, source, &component.bytes))
                             .and_then(|loaded| runtime.run(&loaded, model, &project.limits))
-                            .map(|run| {
-                                let files = files_of(&run);
+                            .map(|mut run| {
+                                let files = files_of(&mut run, keep);
                                 (run, files)
                             })
                     });

@@ -45,7 +45,8 @@ pub struct Output {
     pub path: String,
     /// The file's text.
     pub text: String,
-    /// How the host rendered it, when it did.
+    /// How the host rendered it, when it did. Once traced, only the
+    /// template's name is kept ([`Rendered::shed`]).
     pub rendered: Option<Rendered>,
     /// Its trace: the host's for rendered files, the generator's `trace`
     /// export's for plain text (when it gives one).
@@ -429,13 +430,11 @@ impl RunInStore {
         let outcome = match result {
             Ok(r) => Ok((r, log)),
             Err(Failure::Kind(kind)) => Err(kind),
-            Err(Failure::Wasm(error)) => Err(classify(
-                &error,
-                store.data(),
-                &limits,
-                self.stack_bytes,
-                &log,
-            )),
+            Err(Failure::Wasm(error)) => {
+                Err(store.data_mut().take_failure().unwrap_or_else(|| {
+                    classify(&error, store.data(), &limits, self.stack_bytes, &log)
+                }))
+            }
         };
         // Dropping a store takes the engine's locks: never stopped there.
         budget::lenient(|| drop(store));
@@ -491,7 +490,7 @@ fn run_steps(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
     );
-    store.data_mut().set_templates(service.clone());
+    store.data_mut().set_templates(service.clone(), tracing);
 
     let view = api
         .call_extract(&mut *store)?
@@ -526,7 +525,16 @@ fn run_steps(
                         file.path
                     ))
                 })?;
-                (rendered.text.clone(), Some(rendered))
+                // Traced already: the text moves to the output. Untraced,
+                // the render keeps it (and its context) for callers that
+                // trace it themselves.
+                let mut rendered = rendered;
+                let text = if rendered.trace.is_some() {
+                    std::mem::take(&mut rendered.text)
+                } else {
+                    rendered.text.clone()
+                };
+                (text, Some(rendered))
             }
         };
         total = total.saturating_add(text.len());
@@ -553,10 +561,10 @@ fn run_steps(
     crate::output_path::check_distinct(outputs.iter().map(|o| o.path.as_str()))
         .map_err(GeneratorErrorKind::Protocol)?;
 
-    // The host traces what it rendered: a second, tracing render.
+    // The host traced what it rendered as it rendered it (a second,
+    // tracing render in `Sandbox::render`).
     for output in outputs.iter_mut().filter(|_| tracing) {
-        if let Some(rendered) = &output.rendered {
-            let lines = service.trace(rendered).map_err(GeneratorErrorKind::from)?;
+        if let Some(lines) = output.rendered.as_mut().and_then(|r| r.trace.take()) {
             output.sources = sources_of(&lines);
             output.trace = Some(lines);
             output.named = true;

@@ -9,6 +9,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::budget::Budget;
 use crate::capture::Capture;
+use crate::error::GeneratorErrorKind;
 use crate::limits::Limits;
 use seams_model::{Model, QueryError};
 use seams_templates::{Rendered, TemplateService};
@@ -46,6 +47,11 @@ pub(crate) struct Sandbox {
     table: ResourceTable,
     model: Arc<Model>,
     templates: Option<Arc<TemplateService>>,
+    /// Whether each render is traced as it is made.
+    tracing: bool,
+    /// A failure of the host's own work for the generator (its tracing
+    /// render), which the trap it raises does not carry.
+    failure: Option<GeneratorErrorKind>,
     limits: Limits,
     budget: Arc<Budget>,
     log: Arc<Mutex<Capture>>,
@@ -81,6 +87,8 @@ impl Sandbox {
             table: ResourceTable::new(),
             model,
             templates: None,
+            tracing: false,
+            failure: None,
             limits,
             budget,
             log,
@@ -103,8 +111,16 @@ impl Sandbox {
         self.violation.as_ref()
     }
 
-    pub(crate) fn set_templates(&mut self, templates: Arc<TemplateService>) {
+    /// The generator's templates; with `tracing`, each render is traced
+    /// as it is made, so that its context need not be kept.
+    pub(crate) fn set_templates(&mut self, templates: Arc<TemplateService>, tracing: bool) {
         self.templates = Some(templates);
+        self.tracing = tracing;
+    }
+
+    /// The failure of the host's own work, if that is what stopped the run.
+    pub(crate) fn take_failure(&mut self) -> Option<GeneratorErrorKind> {
+        self.failure.take()
     }
 
     pub(crate) fn take_log(&mut self) -> Vec<String> {
@@ -236,11 +252,24 @@ impl Sandbox {
                 ))));
             }
         };
-        let rendered = match service.render(name, context) {
+        let mut rendered = match service.render(name, context) {
             Ok(rendered) => rendered,
             Err(e) => return Ok(Err(ServiceError::Template(e.to_string()))),
         };
         self.check_deadline()?;
+        if self.tracing {
+            match service.trace(&rendered) {
+                Ok(lines) => {
+                    rendered.trace = Some(lines);
+                    rendered.shed();
+                }
+                Err(e) => {
+                    self.failure = Some(e.into());
+                    return Err(wasmtime::Error::new(HostTrap("the tracing render failed")));
+                }
+            }
+            self.check_deadline()?;
+        }
         self.rendered_bytes = self.rendered_bytes.saturating_add(rendered.text.len());
         if self.rendered_bytes > self.limits.max_output_bytes {
             return Err(self.trap(Violation::OutputSize, "rendered output cap reached"));

@@ -132,6 +132,7 @@ impl TemplateService {
             .render(value.clone())
             .map_err(|e| TemplateError::from_minijinja(name, &e))?;
         Ok(Rendered {
+            trace: None,
             template: name.to_owned(),
             context,
             value,
@@ -577,6 +578,19 @@ pub struct Rendered {
     value: Value,
     /// The output.
     pub text: String,
+    /// Its trace, once the host traced it (the runtime traces each render
+    /// as it is made, then sheds the context).
+    pub trace: Option<Vec<TraceLine>>,
+}
+
+impl Rendered {
+    /// Frees what only the tracing render needs, the context in both its
+    /// forms: call it once the text is traced. The template's name and the
+    /// text stay.
+    pub fn shed(&mut self) {
+        self.context = serde_json::Value::Null;
+        self.value = Value::UNDEFINED;
+    }
 }
 
 #[cfg(test)]
