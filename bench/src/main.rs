@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release -p seams-bench -- [--sizes 1,10,100,300,1000]
 //!     [--unrelated 1000000] [--blank 100000] [--limit SECONDS]
+//! cargo run --release -p seams-bench -- project COPIES DIR
 //! ```
 //!
 //! For each model: the floor; `seams generate` cold (empty component
@@ -29,6 +30,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("run") {
         return child(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("project") {
+        return write_project(&args[1..]);
     }
     match driver(&args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -91,6 +95,45 @@ fn child(args: &[String]) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `project COPIES DIR`: writes the expense x COPIES project into DIR,
+/// to profile one run by hand (e.g. `perf record seams generate --project
+/// DIR`).
+fn write_project(args: &[String]) -> ExitCode {
+    let [copies, dir] = args else {
+        eprintln!("usage: seams-bench project COPIES DIR");
+        return ExitCode::from(2);
+    };
+    let Ok(copies) = copies.parse() else {
+        eprintln!("COPIES is a number");
+        return ExitCode::from(2);
+    };
+    match project_files(Path::new(dir), &models::expense(copies)) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes `case`'s model files and a `seams.toml` with htmx alone into
+/// `dir`; the manifest's text.
+fn project_files(dir: &Path, case: &Case) -> Result<String, String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let names: Vec<String> = case
+        .write(dir)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect();
+    let manifest = format!(
+        "[model]\nfiles = [{}]\n\n[[generator]]\nbuiltin = \"htmx\"\n",
+        names.join(", ")
+    );
+    std::fs::write(dir.join("seams.toml"), &manifest).map_err(|e| e.to_string())?;
+    Ok(manifest)
 }
 
 /// `seams generate` with the tracing render off: no traces, no sidecars.
@@ -184,18 +227,7 @@ fn driver(args: &[String]) -> Result<(), String> {
 }
 
 fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String> {
-    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    let names: Vec<String> = case
-        .write(dir)
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(|name| format!("\"{name}\""))
-        .collect();
-    let manifest = format!(
-        "[model]\nfiles = [{}]\n\n[[generator]]\nbuiltin = \"htmx\"\n",
-        names.join(", ")
-    );
-    std::fs::write(dir.join("seams.toml"), &manifest).map_err(|e| e.to_string())?;
+    let manifest = project_files(dir, &case)?;
     let rounds = match case.copies {
         Some(k) if k <= 10 => 5,
         Some(k) if k <= 100 => 3,
