@@ -485,8 +485,21 @@ fn anonymous_blank_nodes_give_the_same_bytes_in_every_process() {
         first == second,
         "two processes, the same model: different bytes"
     );
+    // The lock records each model file's bytes: only that differs.
+    let comparable = |files: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
+        files
+            .iter()
+            .map(|(path, bytes)| match path.as_str() {
+                "seams.lock" => (
+                    path.clone(),
+                    seams_tests::without_model_files(&String::from_utf8_lossy(bytes)).into_bytes(),
+                ),
+                _ => (path.clone(), bytes.clone()),
+            })
+            .collect()
+    };
     assert!(
-        first == reordered,
+        comparable(&first) == comparable(&reordered),
         "the same graph written in another order: different bytes"
     );
     let sidecar = first

@@ -472,15 +472,6 @@ fn a_killed_generate_is_repaired_by_the_next() {
     }
 }
 
-/// `lock` without its `model_files` block (what formats 1 and 2 lack).
-fn without_model_files(lock: &str) -> String {
-    let start = lock
-        .find("  \"model_files\": [")
-        .expect("a model_files block");
-    let end = start + lock[start..].find("\n  ],\n").expect("its end") + "\n  ],\n".len();
-    format!("{}{}", &lock[..start], &lock[end..])
-}
-
 #[test]
 fn a_lock_of_an_older_format_is_read_reported_and_rewritten_by_the_next_generate() {
     let p = chat();
@@ -488,7 +479,8 @@ fn a_lock_of_an_older_format_is_read_reported_and_rewritten_by_the_next_generate
     let current = std::fs::read_to_string(&lock_path).unwrap();
     assert!(current.contains("\"lock_version\": 3"), "{current}");
     // Format 2: no `model_files`.
-    let v2 = without_model_files(&current).replace("\"lock_version\": 3", "\"lock_version\": 2");
+    let v2 = seams_tests::without_model_files(&current)
+        .replace("\"lock_version\": 3", "\"lock_version\": 2");
     // Format 1: nor `incomplete`; an empty manifest hash meant incomplete.
     let v1 = v2
         .replace("\"lock_version\": 2", "\"lock_version\": 1")

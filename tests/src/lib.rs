@@ -210,3 +210,14 @@ pub fn run_measured(program: &Path, args: &[&str]) -> Measured {
         peak_rss_kib: usage.ru_maxrss as u64,
     }
 }
+
+/// A lock's text without its `model_files` block: what formats 1 and 2
+/// lack, and all that differs between two locks of one graph written in
+/// two ways.
+pub fn without_model_files(lock: &str) -> String {
+    let start = lock
+        .find("  \"model_files\": [")
+        .expect("a model_files block");
+    let end = start + lock[start..].find("\n  ],\n").expect("its end") + "\n  ],\n".len();
+    format!("{}{}", &lock[..start], &lock[end..])
+}
