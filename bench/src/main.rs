@@ -141,7 +141,7 @@ fn project_files(dir: &Path, case: &Case) -> Result<String, String> {
 /// their contexts for whoever traces them later.
 fn untraced(dir: &Path) -> Result<(), String> {
     let mut project = seams_core::Project::load(dir).map_err(|e| e.to_string())?;
-    project.limits.memory_bytes = 4096 << 20;
+    project.limits.memory_bytes = 16 << 30;
     project.limits.fuel = 1_000_000_000_000;
     project.limits.timeout = Duration::from_secs(3600);
     project.limits.max_output_bytes = 4096 << 20;
@@ -213,16 +213,25 @@ fn driver(args: &[String]) -> Result<(), String> {
     if options.blank > 0 {
         cases.push(models::chat_beside_blank_nodes(options.blank));
     }
+    // Each row is printed as soon as it is measured: a case that fails
+    // (or runs past the limit) is said and the others carry on.
+    print_header();
     let mut rows = Vec::new();
     for (n, case) in cases.into_iter().enumerate() {
         eprintln!("seams-bench: {}", case.name);
-        rows.push(measure_case(
-            &work.path().join(format!("case{n}")),
-            case,
-            &options,
-        )?);
+        let name = case.name.clone();
+        match measure_case(&work.path().join(format!("case{n}")), case, &options) {
+            Ok(row) => {
+                print_row(&row);
+                rows.push(row);
+            }
+            Err(e) => println!(
+                "| {name} | failed: {} |",
+                e.replace('|', "/").replace('\n', " ")
+            ),
+        }
     }
-    print_table(&rows);
+    print_growth(&rows);
     Ok(())
 }
 
@@ -372,14 +381,21 @@ fn compare(floor: &Path, seams: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn print_table(rows: &[Row]) {
-    let s = |c: &Cost| c.wall.as_secs_f64();
-    let mb = |c: &Cost| c.peak as f64 / (1 << 20) as f64;
+fn seconds(c: &Cost) -> f64 {
+    c.wall.as_secs_f64()
+}
+
+fn print_header() {
     println!(
         "| model | triples | output MB | floor s (MB) | untraced s (MB) | untraced / floor | traced s (MB) | traced / untraced | traced / floor | cold s | no-op s | no-op / traced | check s | defaults |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-    for r in rows {
+}
+
+fn print_row(r: &Row) {
+    let s = seconds;
+    let mb = |c: &Cost| c.peak as f64 / (1 << 20) as f64;
+    {
         println!(
             "| {} | {} | {:.1} | {:.3} ({:.0}) | {:.3} ({:.0}) | {:.2} | {:.3} ({:.0}) | {:.2} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} |",
             r.case,
@@ -401,6 +417,10 @@ fn print_table(rows: &[Row]) {
             r.defaults
         );
     }
+}
+
+fn print_growth(rows: &[Row]) {
+    let s = seconds;
     let sized: Vec<&Row> = rows.iter().filter(|r| r.copies.is_some()).collect();
     if sized.len() > 1 {
         println!();
