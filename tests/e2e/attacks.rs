@@ -90,6 +90,13 @@ fn attacks() -> Vec<Attack> {
         a("sparql-and-chain", Written("page.txt", "page 1\n")),
         a("sparql-join-chain", Stopped(TIME)),
         a("render-bomb", Stopped(MEMORY)),
+        // Host work costs fuel by the byte: 20,000 traced renders of a
+        // 10 KB context pass 500M on any machine; htmx fits.
+        Attack {
+            name: "host-work",
+            sandbox: "[sandbox]\nfuel = 500000000\ntimeout-seconds = 30\nmemory-mib = 64\n",
+            expect: Stopped(&["ran out of fuel (limit 500000000)", "[sandbox] fuel"]),
+        },
         a("template-chain", Written("bomb.txt", "200001\n")),
         a("template-nesting", Stopped(&["template bomb.txt"])),
         a("template-parens", Stopped(&["template bomb.txt"])),

@@ -468,6 +468,19 @@ impl From<GeneratorErrorKind> for Failure {
     }
 }
 
+/// Takes the host's work since the last export call from the store's fuel:
+/// wasm and host work share `[sandbox] fuel`.
+fn settle_fuel(store: &mut Store<Sandbox>) -> Result<(), Failure> {
+    let due = store.data_mut().unsettled_fuel();
+    let left = store.get_fuel()?;
+    if due > left {
+        let limit = store.data().limits().fuel;
+        return Err(GeneratorErrorKind::Fuel { limit }.into());
+    }
+    store.set_fuel(left - due)?;
+    Ok(())
+}
+
 fn reported(step: &'static str, e: bindings::WitError) -> Failure {
     Failure::Kind(GeneratorErrorKind::Reported {
         step,
@@ -486,6 +499,7 @@ fn run_steps(
 
     let meta =
         bindings::meta_from_wit(api.call_meta(&mut *store)?).map_err(GeneratorErrorKind::Meta)?;
+    settle_fuel(store)?;
     let service = Arc::new(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
@@ -495,6 +509,7 @@ fn run_steps(
     let view = api
         .call_extract(&mut *store)?
         .map_err(|e| reported("extract", e))?;
+    settle_fuel(store)?;
     if let Err(e) = serde_json::from_str::<serde_json::Value>(&view) {
         return Err(GeneratorErrorKind::Protocol(format!(
             "extract returned a view model that is not JSON: {e}"
@@ -505,6 +520,7 @@ fn run_steps(
     let files = api
         .call_render(&mut *store, &view)?
         .map_err(|e| reported("render", e))?;
+    settle_fuel(store)?;
     let limits = store.data().limits().clone();
     if files.len() > limits.max_outputs {
         return Err(GeneratorErrorKind::TooManyOutputs {
@@ -583,6 +599,7 @@ fn run_steps(
         let traces = api
             .call_trace(&mut *store, &view)?
             .map_err(|e| reported("trace", e))?;
+        settle_fuel(store)?;
         // What a generator's own trace may cite: its templates' lines.
         let line_counts: HashMap<&str, usize> = meta
             .templates
@@ -637,6 +654,7 @@ fn run_steps(
         let sources = api
             .call_sources(&mut *store, &view)?
             .map_err(|e| reported("sources", e))?;
+        settle_fuel(store)?;
         for entry in sources {
             let Some(output) = named(&mut outputs, &entry.path, "sources", &mut naming) else {
                 continue;
@@ -753,6 +771,7 @@ fn classify(
             Violation::Handles => GeneratorErrorKind::Handles {
                 limit: limits.max_handles,
             },
+            Violation::Fuel => GeneratorErrorKind::Fuel { limit: limits.fuel },
         };
     }
     match error.downcast_ref::<Trap>() {

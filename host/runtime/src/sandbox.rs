@@ -25,6 +25,7 @@ pub(crate) enum Violation {
     Deadline,
     OutputSize,
     Handles,
+    Fuel,
 }
 
 /// Why a host service refused a call (the call returns it to the guest;
@@ -57,6 +58,10 @@ pub(crate) struct Sandbox {
     log: Arc<Mutex<Capture>>,
     /// Linear memory charged to the budget.
     memory_bytes: usize,
+    /// Fuel the host's work for the generator cost (query answers,
+    /// renders), and how much of it is already taken from the store.
+    host_fuel: u64,
+    host_fuel_settled: u64,
     rendered_bytes: usize,
     rendered_live: usize,
     violation: Option<Violation>,
@@ -93,6 +98,8 @@ impl Sandbox {
             budget,
             log,
             memory_bytes: 0,
+            host_fuel: 0,
+            host_fuel_settled: 0,
             rendered_bytes: 0,
             rendered_live: 0,
             violation: None,
@@ -139,6 +146,26 @@ impl Sandbox {
     fn trap(&mut self, violation: Violation, message: &'static str) -> wasmtime::Error {
         self.violation.get_or_insert(violation);
         wasmtime::Error::new(HostTrap(message))
+    }
+
+    /// Charges host work to the generator's fuel: one unit per byte the
+    /// host reads or writes for it, so that the same model passes or fails
+    /// the same way on every machine. Taken from the store's fuel after
+    /// each export call ([`Sandbox::unsettled_fuel`]); a call that alone
+    /// passes the whole budget stops at once.
+    fn charge_fuel(&mut self, bytes: usize) -> wasmtime::Result<()> {
+        self.host_fuel = self.host_fuel.saturating_add(bytes as u64);
+        if self.host_fuel > self.limits.fuel {
+            return Err(self.trap(Violation::Fuel, "fuel ran out in host work"));
+        }
+        Ok(())
+    }
+
+    /// Host fuel not yet taken from the store's, now marked taken.
+    pub(crate) fn unsettled_fuel(&mut self) -> u64 {
+        let due = self.host_fuel - self.host_fuel_settled;
+        self.host_fuel_settled = self.host_fuel;
+        due
     }
 
     /// Host services are not interrupted by epochs; each checks the
@@ -218,7 +245,10 @@ impl Sandbox {
         self.check_deadline()?;
         let deadline = self.deadline();
         match self.model.query(sparql, deadline, self.limits.memory_bytes) {
-            Ok(answer) => Ok(Ok(answer)),
+            Ok(answer) => {
+                self.charge_fuel(sparql.len() + answer.len())?;
+                Ok(Ok(answer))
+            }
             Err(QueryError::Timeout) => {
                 Err(self.trap(Violation::Deadline, "deadline passed in a query"))
             }
@@ -244,6 +274,7 @@ impl Sandbox {
                 "render was called before meta".into(),
             )));
         };
+        let context_bytes = context.len();
         let context = match serde_json::from_str(context) {
             Ok(context) => context,
             Err(e) => {
@@ -257,6 +288,10 @@ impl Sandbox {
             Err(e) => return Ok(Err(ServiceError::Template(e.to_string()))),
         };
         self.check_deadline()?;
+        // The render reads the context and writes the text; the tracing
+        // render does both again.
+        let passes = if self.tracing { 2 } else { 1 };
+        self.charge_fuel(passes * (context_bytes + rendered.text.len()))?;
         if self.tracing {
             match service.trace(&rendered) {
                 Ok(lines) => {
