@@ -504,7 +504,7 @@ fn run_steps(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
     );
-    store.data_mut().set_templates(service.clone(), tracing);
+    store.data_mut().set_templates(service, tracing);
 
     let view = api
         .call_extract(&mut *store)?
@@ -584,12 +584,6 @@ fn run_steps(
             output.sources = sources_of(&lines);
             output.trace = Some(lines);
             output.named = true;
-        }
-        if Instant::now() >= store.data().deadline() {
-            return Err(GeneratorErrorKind::Timeout {
-                seconds: limits.timeout.as_secs_f64(),
-            }
-            .into());
         }
     }
 
