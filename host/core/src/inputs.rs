@@ -80,6 +80,9 @@ pub struct Stamp {
     pub model_files: Vec<LockedModelFile>,
     /// Per generator, in order: its component, or why it could not be read.
     pub components: Vec<Result<ComponentBytes, GeneratorError>>,
+    /// The model files' bytes, kept so that they are parsed without being
+    /// read again.
+    model_bytes: Vec<Vec<u8>>,
 }
 
 /// What a generation depends on, read once: the stamp and the loaded
@@ -97,9 +100,14 @@ impl Stamp {
     /// # Errors
     ///
     /// The model cannot be read or parsed.
-    pub fn load_model(self, project: &Project) -> Result<Inputs, GenerateError> {
+    pub fn load_model(mut self, project: &Project) -> Result<Inputs, GenerateError> {
+        let files: Vec<_> = project
+            .model_files
+            .iter()
+            .zip(std::mem::take(&mut self.model_bytes))
+            .collect();
         Ok(Inputs {
-            model: Arc::new(Model::load(&project.model_files)?),
+            model: Arc::new(Model::from_files(&files)?),
             stamp: self,
         })
     }
@@ -133,24 +141,24 @@ pub fn read_stamp(project: &Project) -> Result<Stamp, GenerateError> {
         path: manifest,
         source,
     })?;
-    let model_files = project
-        .model_files
-        .iter()
-        .map(|path| {
-            let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            let relative = path.strip_prefix(&project.root).unwrap_or(path);
-            Ok(LockedModelFile {
-                path: posix(relative),
-                sha256: sha256_hex(&bytes),
-            })
-        })
-        .collect::<Result<Vec<_>, GenerateError>>()?;
+    let mut model_files = Vec::new();
+    let mut model_bytes = Vec::new();
+    for path in &project.model_files {
+        let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let relative = path.strip_prefix(&project.root).unwrap_or(path);
+        model_files.push(LockedModelFile {
+            path: posix(relative),
+            sha256: sha256_hex(&bytes),
+        });
+        model_bytes.push(bytes);
+    }
     Ok(Stamp {
         manifest_sha256: sha256_hex(&manifest_bytes),
         model_files,
+        model_bytes,
         components: project
             .generators
             .iter()

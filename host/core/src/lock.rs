@@ -303,6 +303,23 @@ mod tests {
     }
 
     #[test]
+    fn malformed_model_files_are_refused_as_invalid() {
+        // Their paths are only compared with the project's, never opened.
+        let text = lock().to_text();
+        for bad in [
+            "\"model_files\": \"model.ttl\"",
+            "\"model_files\": [{\"path\": 1, \"sha256\": \"12\"}]",
+            "\"model_files\": [{\"path\": \"m\", \"sha256\": \"12\", \"extra\": 1}]",
+        ] {
+            let start = text.find("\"model_files\"").unwrap();
+            let end = start + text[start..].find("],").unwrap() + 1;
+            let crafted = format!("{}{bad}{}", &text[..start], &text[end..]);
+            let err = Lock::parse("seams.lock", &crafted).unwrap_err();
+            assert!(matches!(err, LockError::Invalid { .. }), "{bad}: {err:?}");
+        }
+    }
+
+    #[test]
     fn a_format_2_lock_is_read_without_model_files() {
         let v2 = "{\"lock_version\": 2, \"seams_version\": \"0.1.0\", \"model_hash\": \"ab\", \"manifest_sha256\": \"ef\", \"incomplete\": false, \"generators\": [], \"outputs\": []}";
         let lock = Lock::parse("seams.lock", v2).unwrap();

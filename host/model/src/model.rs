@@ -126,15 +126,32 @@ impl Model {
     /// A file that cannot be read, has an unknown suffix or is not valid
     /// RDF; a syntax error names the file, line and column.
     pub fn load(paths: &[impl AsRef<Path>]) -> Result<Model, ModelError> {
+        let files = paths
+            .iter()
+            .map(|path| {
+                let path = path.as_ref();
+                std::fs::read(path)
+                    .map(|data| (path, data))
+                    .map_err(|source| ModelError::Io {
+                        path: path.to_owned(),
+                        source,
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_files(&files)
+    }
+
+    /// As [`Model::load`], from files already read, as `(path, bytes)`:
+    /// for a caller that hashed them first.
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::load`], but for reading.
+    pub fn from_files(files: &[(impl AsRef<Path>, impl AsRef<[u8]>)]) -> Result<Model, ModelError> {
         let mut quads = Vec::new();
         let mut prefixes = BTreeMap::new();
-        for path in paths {
-            let path = path.as_ref();
-            let data = std::fs::read(path).map_err(|source| ModelError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
-            Self::parse_into(&mut quads, &mut prefixes, path, &data)?;
+        for (path, data) in files {
+            Self::parse_into(&mut quads, &mut prefixes, path.as_ref(), data.as_ref())?;
         }
         Self::from_quads(quads, prefixes)
     }
