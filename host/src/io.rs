@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use seams_core::{GenerateError, Project};
+use seams_registry::{Registry, Settings};
 use seams_runtime::Runtime;
 
 use crate::console::{Console, MESSAGE_LIMIT, safe_json, safe_line, safe_text};
@@ -138,12 +139,33 @@ pub(crate) fn exit_code(error: &anyhow::Error) -> u8 {
     }
 }
 
+/// The blob cache of generators pulled from registries:
+/// `$SEAMS_BLOB_CACHE_DIR`, else the user's cache directory's
+/// `seams/blobs`, else the project's `.seams/blobs`. Separate from the
+/// compiled-component cache: blobs are what registries served, checked by
+/// digest on every read.
+pub fn blob_cache_dir(project_root: &Path) -> PathBuf {
+    match std::env::var_os("SEAMS_BLOB_CACHE_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => dirs::cache_dir()
+            .map(|d| d.join("seams").join("blobs"))
+            .unwrap_or_else(|| project_root.join(".seams").join("blobs")),
+    }
+}
+
+/// The registry client: the blob cache, and credentials and insecure
+/// registries from the environment (never from `seams.toml`).
+pub(crate) fn registry(project_root: &Path) -> Registry {
+    Registry::new(Settings::from_env(blob_cache_dir(project_root)))
+}
+
 /// Loads the project and the runtime and runs `command`.
 pub(crate) fn in_project<T>(
     dir: &Path,
     command: impl FnOnce(&Project, &Runtime) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    let project = Project::load(dir).map_err(GenerateError::from)?;
+    let mut project = Project::load(dir).map_err(GenerateError::from)?;
+    project.registry = Some(registry(&project.root));
     let runtime = Runtime::with_stack(cache_dir(), project.limits.stack_bytes)?;
     command(&project, &runtime)
 }

@@ -9,6 +9,8 @@
 //! - [`draft_generator`] (`seams draft-generator`) asks an LLM, through a
 //!   provider command, for a package drawn from a reference output, and
 //!   keeps it only when it compiles and passes its tests.
+//! - [`publish`] (`seams publish`) builds and tests a package and pushes
+//!   its component to an OCI registry.
 //!
 //! The "output parses" test uses tree-sitter grammars, the `syntax`
 //! feature (on by default).
@@ -19,6 +21,7 @@ mod draft;
 mod extract_rules;
 mod golden;
 mod output_syntax;
+mod publish;
 mod scaffold;
 
 pub use draft::{
@@ -29,4 +32,5 @@ pub use golden::{
     SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses, test_generator,
 };
 pub use output_syntax::SyntaxProblem;
+pub use publish::{PublishError, PublishReport, publish};
 pub use scaffold::{Package, Reference, ScaffoldError, new_generator};

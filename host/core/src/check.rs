@@ -223,7 +223,7 @@ pub fn check_with(
         Err(GenerateError::Lock(e)) => return unreadable(JOURNAL_FILE, e),
         other => other?,
     };
-    let stamp = read_stamp(project)?;
+    let stamp = read_stamp(project, lock.as_ref(), false)?;
     let mut problems = Vec::new();
 
     if lock.is_none() {

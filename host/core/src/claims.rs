@@ -6,7 +6,9 @@
 //! Paths clash when a file system would take them for one file: equal, or
 //! equal up to case or Unicode normalisation (macOS and Windows fold them),
 //! or one a directory the other needs. Names clash when two components use
-//! one `meta` name, or a component uses a built-in's name.
+//! one `meta` name, or a component uses the name of a built-in the project
+//! also runs (a built-in's own package, pulled from a registry in place of
+//! the built-in, keeps its name).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,8 +31,9 @@ fn fold(path: &str) -> String {
     path.nfc().collect::<String>().to_lowercase()
 }
 
-/// Why each clashing claimant fails, by its index.
-pub(crate) fn clashes(claimants: &[Claimant<'_>]) -> BTreeMap<usize, String> {
+/// Why each clashing claimant fails, by its index. `builtins` are the
+/// built-ins the project runs, whether they succeeded or not.
+pub(crate) fn clashes(claimants: &[Claimant<'_>], builtins: &[&str]) -> BTreeMap<usize, String> {
     let mut failed: BTreeMap<usize, String> = BTreeMap::new();
     let mut fail = |i: usize, why: String| {
         failed.entry(i).or_insert(why);
@@ -39,13 +42,12 @@ pub(crate) fn clashes(claimants: &[Claimant<'_>]) -> BTreeMap<usize, String> {
     // Names.
     let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, c) in claimants.iter().enumerate() {
-        let builtin = crate::builtin::NAMES.contains(&c.name);
         let is_that_builtin = matches!(c.source, GeneratorSource::Builtin(n) if n == c.name);
-        if builtin && !is_that_builtin {
+        if builtins.contains(&c.name) && !is_that_builtin {
             fail(
                 i,
                 format!(
-                    "calls itself {:?}, the name of a built-in generator; a component must use a name of its own",
+                    "calls itself {:?}, the name of a built-in generator this project also runs; a component must use a name of its own, or replace the built-in",
                     c.name
                 ),
             );
@@ -148,7 +150,14 @@ mod tests {
 
     /// Which claimants fail (by index), with a fragment of each reason.
     fn check(claimants: &[Claimant<'_>], expected: &[(usize, &str)]) {
-        let failed = clashes(claimants);
+        let builtins: Vec<&str> = claimants
+            .iter()
+            .filter_map(|c| match c.source {
+                GeneratorSource::Builtin(name) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        let failed = clashes(claimants, &builtins);
         assert_eq!(
             failed.keys().copied().collect::<Vec<_>>(),
             expected.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
@@ -227,8 +236,11 @@ mod tests {
                 c(&a, "htmx", &["p.html"]),
                 c(&htmx, "htmx", &["index.html"]),
             ],
-            &[(0, "the name of a built-in")],
+            &[(0, "the name of a built-in generator this project also runs")],
         );
+        // A built-in's name where the project does not run it: the
+        // built-in's own package from a registry.
+        check(&[c(&a, "htmx", &["p.html"])], &[]);
         check(
             &[c(&a, "twin", &["a.txt"]), c(&b, "twin", &["b.txt"])],
             &[(0, "as b.wasm does"), (1, "as a.wasm does")],

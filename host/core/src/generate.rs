@@ -122,7 +122,11 @@ pub(crate) fn generate_on(
     let _running = ProjectLock::exclusive(project, options.wait)?;
     let locked = read_lock_and_text(project)?;
     let journal = read_journal(project)?;
-    let stamp = read_stamp(project)?;
+    let stamp = read_stamp(
+        project,
+        locked.as_ref().map(|(lock, _)| lock),
+        options.update,
+    )?;
     if let Some((lock, _)) = &locked
         && !options.update
         && let Some(changed) = changed_components(project, &stamp, lock).into_iter().next()

@@ -177,6 +177,14 @@ pub(crate) fn run_reporting_progress(
         }
     }
     // Every output is claimed before anything is written.
+    let builtins: Vec<&str> = project
+        .generators
+        .iter()
+        .filter_map(|source| match source {
+            GeneratorSource::Builtin(name) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
     let clashes = clashes(
         &runs
             .iter()
@@ -186,6 +194,7 @@ pub(crate) fn run_reporting_progress(
                 paths: run.outputs.iter().map(|o| o.path.as_str()).collect(),
             })
             .collect::<Vec<_>>(),
+        &builtins,
     );
     for (i, (source, run, files)) in runs.into_iter().enumerate() {
         if let Some(why) = clashes.get(&i) {

@@ -13,27 +13,78 @@ use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime
 use crate::audit::locked_path;
 use crate::error::GenerateError;
 use crate::journal::{JOURNAL_FILE, Journal};
-use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile};
+use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, MANIFEST, Project, posix};
+use seams_registry::Pin;
 
 /// A generator's component bytes: embedded for a built-in, read for a
-/// `.wasm`.
+/// `.wasm`, pulled (or found in the blob cache) for an `oci` reference, by
+/// the digests `pin` gives when there is one.
 fn component_bytes(
     project: &Project,
     source: &GeneratorSource,
-) -> Result<Cow<'static, [u8]>, GeneratorError> {
-    match source {
-        GeneratorSource::Builtin(name) => Ok(Cow::Borrowed(
+    pin: Option<&LockedOci>,
+) -> Result<ComponentBytes, GeneratorError> {
+    let fail = |message: String| GeneratorError {
+        generator: source.to_string(),
+        kind: GeneratorErrorKind::Protocol(message),
+    };
+    let bytes = match source {
+        GeneratorSource::Builtin(name) => Cow::Borrowed(
             crate::builtin::component(name).expect("manifest names only known built-ins"),
-        )),
+        ),
         GeneratorSource::Wasm { path, .. } => std::fs::read(project.root.join(path))
             .map(Cow::Owned)
-            .map_err(|e| GeneratorError {
-                generator: source.to_string(),
-                kind: GeneratorErrorKind::Protocol(format!("cannot read the component: {e}")),
-            }),
+            .map_err(|e| fail(format!("cannot read the component: {e}")))?,
+        GeneratorSource::Oci(reference) => {
+            let registry = project.registry.as_ref().ok_or_else(|| {
+                fail("no registry client is set up for this project (a bug in the caller)".into())
+            })?;
+            let pin = pin.map(|p| Pin {
+                manifest: p.manifest_digest.clone(),
+                layer: p.layer_digest.clone(),
+            });
+            let fetched = registry
+                .fetch(reference, pin.as_ref())
+                .map_err(|e| fail(e.to_string()))?;
+            let sha256 = sha256_hex(&fetched.component);
+            return Ok(ComponentBytes {
+                bytes: Cow::Owned(fetched.component),
+                sha256,
+                oci: Some(LockedOci {
+                    manifest_digest: fetched.pin.manifest,
+                    layer_digest: fetched.pin.layer,
+                    signature_digest: None,
+                }),
+            });
+        }
+    };
+    let sha256 = sha256_hex(&bytes);
+    Ok(ComponentBytes {
+        bytes,
+        sha256,
+        oci: None,
+    })
+}
+
+/// The digests `lock` pins the `oci` generator `source` to, unless they are
+/// to be resolved again.
+pub(crate) fn pin_of<'a>(
+    lock: Option<&'a Lock>,
+    source: &GeneratorSource,
+    update: bool,
+) -> Option<&'a LockedOci> {
+    if update || !matches!(source, GeneratorSource::Oci(_)) {
+        return None;
     }
+    let label = source.label();
+    lock?
+        .generators
+        .iter()
+        .find(|g| g.source == label)?
+        .oci
+        .as_ref()
 }
 
 /// Compiles (or loads from the cache) a component, checking the pin in
@@ -62,13 +113,16 @@ pub(crate) fn load_bytes(
     Ok(loaded)
 }
 
-/// Reads and loads the component of `source`.
+/// Reads and loads the component of `source` (an `oci` one by the digests
+/// `lock` pins).
 pub(crate) fn load_generator(
     project: &Project,
     runtime: &Runtime,
     source: &GeneratorSource,
+    lock: Option<&Lock>,
 ) -> Result<LoadedGenerator, GeneratorError> {
-    load_bytes(runtime, source, &component_bytes(project, source)?)
+    let component = component_bytes(project, source, pin_of(lock, source, false))?;
+    load_bytes(runtime, source, &component.bytes)
 }
 
 /// What a generation depends on, as bytes: enough to tell whether the
@@ -119,6 +173,8 @@ pub struct ComponentBytes {
     pub bytes: Cow<'static, [u8]>,
     /// Their sha256.
     pub sha256: String,
+    /// For an `oci` generator, the digests it was pulled by.
+    pub oci: Option<LockedOci>,
 }
 
 /// Reads what a generation depends on, and loads the model.
@@ -127,15 +183,23 @@ pub struct ComponentBytes {
 ///
 /// The model or `seams.toml` cannot be read.
 pub fn read_inputs(project: &Project) -> Result<Inputs, GenerateError> {
-    read_stamp(project)?.load_model(project)
+    let lock = read_lock(project)?;
+    read_stamp(project, lock.as_ref(), false)?.load_model(project)
 }
 
-/// Reads the bytes a generation depends on, parsing nothing.
+/// Reads the bytes a generation depends on, parsing nothing. An `oci`
+/// generator comes by the digests `lock` pins (from the blob cache when it
+/// has them), or is resolved at its registry when there is no pin or
+/// `update` asks for it.
 ///
 /// # Errors
 ///
 /// A model file or `seams.toml` cannot be read.
-pub fn read_stamp(project: &Project) -> Result<Stamp, GenerateError> {
+pub fn read_stamp(
+    project: &Project,
+    lock: Option<&Lock>,
+    update: bool,
+) -> Result<Stamp, GenerateError> {
     let manifest = project.root.join(MANIFEST);
     let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
         path: manifest,
@@ -162,11 +226,7 @@ pub fn read_stamp(project: &Project) -> Result<Stamp, GenerateError> {
         components: project
             .generators
             .iter()
-            .map(|source| {
-                let bytes = component_bytes(project, source)?;
-                let sha256 = sha256_hex(&bytes);
-                Ok(ComponentBytes { bytes, sha256 })
-            })
+            .map(|source| component_bytes(project, source, pin_of(lock, source, update)))
             .collect(),
     })
 }
@@ -285,14 +345,17 @@ pub(crate) fn up_to_date(
         return Ok(false);
     }
     for (source, component) in project.generators.iter().zip(&stamp.components) {
-        let Ok(ComponentBytes { sha256: sha, .. }) = component else {
+        let Ok(ComponentBytes {
+            sha256: sha, oci, ..
+        }) = component
+        else {
             return Ok(false);
         };
         let label = source.label();
         if !lock
             .generators
             .iter()
-            .any(|g| g.source == label && &g.component_sha256 == sha)
+            .any(|g| g.source == label && &g.component_sha256 == sha && &g.oci == oci)
         {
             return Ok(false);
         }

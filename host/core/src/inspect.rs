@@ -2,8 +2,12 @@
 //! is) and `seams view GENERATOR` (the view model its extract step builds
 //! from the project's model).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+
+use seams_model::input_text::escape_line;
+use seams_registry::{Reference, Registry, RegistryError};
 
 use crate::error::GenerateError;
 use crate::inputs::load_generator;
@@ -29,6 +33,9 @@ pub enum InspectError {
     /// The project cannot be loaded.
     #[error(transparent)]
     Generate(#[from] GenerateError),
+    /// The registry failed.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
     /// No generator of the project has that name.
     #[error("the project has no generator {name:?}; its generators are: {known}")]
     UnknownGenerator {
@@ -50,6 +57,17 @@ pub struct Inspection {
     pub sha256: String,
     /// Its size in bytes.
     pub size: usize,
+    /// For a component pulled from a registry, what the registry says.
+    pub pulled: Option<Pulled>,
+}
+
+/// What a registry says of a component it serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pulled {
+    /// The manifest's digest.
+    pub manifest_digest: String,
+    /// The manifest's annotations (title, version, source, protocol...).
+    pub annotations: BTreeMap<String, String>,
 }
 
 impl Inspection {
@@ -75,6 +93,11 @@ impl Inspection {
             "sha256": self.sha256,
             "size": self.size,
         });
+        let mut value = value;
+        if let Some(pulled) = &self.pulled {
+            value["manifest_digest"] = pulled.manifest_digest.clone().into();
+            value["annotations"] = serde_json::json!(pulled.annotations);
+        }
         let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
         text.push('\n');
         text
@@ -100,6 +123,17 @@ impl Inspection {
             "  sha256:      {}\n  size:        {} bytes\n",
             self.sha256, self.size
         ));
+        if let Some(pulled) = &self.pulled {
+            out.push_str(&format!("  manifest:    {}\n", pulled.manifest_digest));
+            for (key, value) in &pulled.annotations {
+                // A registry's words: escaped, one line each.
+                out.push_str(&format!(
+                    "  annotation:  {} = {}\n",
+                    escape_line(key, 200),
+                    escape_line(value, 500)
+                ));
+            }
+        }
         out
     }
 }
@@ -115,15 +149,48 @@ pub fn inspect(runtime: &Runtime, path: &Path) -> Result<Inspection, InspectErro
         path: path.to_owned(),
         source,
     })?;
-    let label = path.display().to_string();
-    let loaded = runtime.load(&label, &bytes)?;
+    inspect_bytes(runtime, &path.display().to_string(), &bytes, None)
+}
+
+/// Inspects the component a registry reference names, pulling it into the
+/// blob cache (or finding it there).
+///
+/// # Errors
+///
+/// The registry fails or the artifact is not a seams generator.
+pub fn inspect_reference(
+    runtime: &Runtime,
+    registry: &Registry,
+    reference: &Reference,
+) -> Result<Inspection, InspectError> {
+    let fetched = registry.fetch(reference, None)?;
+    inspect_bytes(
+        runtime,
+        &reference.to_string(),
+        &fetched.component,
+        Some(Pulled {
+            manifest_digest: fetched.pin.manifest,
+            annotations: fetched.annotations,
+        }),
+    )
+}
+
+/// A component's meta, asked for in the sandbox on an empty model.
+pub(crate) fn inspect_bytes(
+    runtime: &Runtime,
+    label: &str,
+    bytes: &[u8],
+    pulled: Option<Pulled>,
+) -> Result<Inspection, InspectError> {
+    let loaded = runtime.load(label, bytes)?;
     let empty = Arc::new(Model::parse("empty.nt", "").expect("an empty model parses"));
     let meta = runtime.meta(&loaded, &empty, &Limits::default())?;
     Ok(Inspection {
         protocol: PROTOCOL_VERSION.to_owned(),
         meta,
-        sha256: sha256_hex(&bytes),
+        sha256: sha256_hex(bytes),
         size: bytes.len(),
+        pulled,
     })
 }
 
@@ -141,6 +208,7 @@ pub fn view(project: &Project, runtime: &Runtime, name: &str) -> Result<String, 
             || match source {
                 GeneratorSource::Builtin(builtin) => builtin == name,
                 GeneratorSource::Wasm { path, .. } => Path::new(name) == path.as_path(),
+                GeneratorSource::Oci(reference) => reference.to_string() == name,
             }
     };
     let Some(source) = project.generators.iter().find(|s| matches(s)) else {
@@ -155,7 +223,8 @@ pub fn view(project: &Project, runtime: &Runtime, name: &str) -> Result<String, 
         });
     };
     let model = Arc::new(Model::load(&project.model_files).map_err(GenerateError::from)?);
-    let loaded = load_generator(project, runtime, source)?;
+    let lock = crate::inputs::read_lock(project)?;
+    let loaded = load_generator(project, runtime, source, lock.as_ref())?;
     let view = runtime.extract(&loaded, &model, &project.limits)?;
     let value: serde_json::Value =
         serde_json::from_str(&view).unwrap_or(serde_json::Value::String(view));

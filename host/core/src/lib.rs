@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+mod add;
 mod apply;
 mod audit;
 pub mod builtin;
@@ -42,14 +43,16 @@ mod project;
 mod project_lock;
 mod trace_view;
 
+pub use add::{AddError, AddReport, add};
 pub use audit::Contents;
 pub use check::{CHECK_VERSION, CheckReport, Problem, ProblemKind, check, check_with};
 pub use error::GenerateError;
 pub use generate::{GenerateOptions, GenerateReport, generate};
 pub use generation::{GeneratedFile, Generation, SourcedRun, run_generators};
-pub use inspect::{InspectError, Inspection, inspect, view};
+pub use inspect::{InspectError, Inspection, Pulled, inspect, inspect_reference, view};
 pub use lock::{
-    LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedModelFile, LockedOutput,
+    LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedModelFile, LockedOci,
+    LockedOutput,
 };
 pub use output_dir::OutputDir;
 pub use progress::{Progress, Silent};

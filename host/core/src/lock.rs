@@ -12,8 +12,9 @@ pub const LOCK_FILE: &str = "seams.lock";
 
 /// The lock format's version. 2 added `incomplete` (1 marked an
 /// incomplete run with an empty `manifest_sha256`); 3 added `model_files`,
-/// so that a no-op is decided from bytes without parsing the model.
-pub const LOCK_VERSION: u32 = 3;
+/// so that a no-op is decided from bytes without parsing the model; 4 added
+/// `oci`, the digests an `oci` generator is pinned to.
+pub const LOCK_VERSION: u32 = 4;
 
 /// A whole `seams.lock`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +68,24 @@ pub struct LockedGenerator {
     pub source: String,
     /// The sha256 of its component.
     pub component_sha256: String,
+    /// For an `oci` generator, the digests it is pinned to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oci: Option<LockedOci>,
+}
+
+/// The digests an `oci` generator was pulled by: later runs use these
+/// whatever its tag points at now, until `seams generate --update`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedOci {
+    /// The manifest's digest, `sha256:HEX`.
+    pub manifest_digest: String,
+    /// The component layer's digest, `sha256:HEX`.
+    pub layer_digest: String,
+    /// Reserved for the digest of a signature over the manifest; seams
+    /// writes none yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature_digest: Option<String>,
 }
 
 /// One pinned output file.
@@ -155,6 +174,17 @@ impl Lock {
         }
         let mut lock: Lock = serde_json::from_str(text)
             .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
+        for g in &lock.generators {
+            if let Some(oci) = &g.oci
+                && !(seams_registry::is_digest(&oci.manifest_digest)
+                    && seams_registry::is_digest(&oci.layer_digest))
+            {
+                return Err(error(format!(
+                    "generator {}: its oci digests must be sha256: and 64 lowercase hex digits",
+                    seams_model::input_text::echo(&g.source)
+                )));
+            }
+        }
         if lock.lock_version == 1 {
             // Format 1 marked an incomplete run with an empty hash.
             lock.incomplete = lock.manifest_sha256.is_empty();
@@ -189,12 +219,26 @@ mod tests {
                 sha256: "12".into(),
             }],
             incomplete: false,
-            generators: vec![LockedGenerator {
-                name: "htmx".into(),
-                version: "0.1.0".into(),
-                source: "builtin:htmx".into(),
-                component_sha256: "cd".into(),
-            }],
+            generators: vec![
+                LockedGenerator {
+                    name: "htmx".into(),
+                    version: "0.1.0".into(),
+                    source: "builtin:htmx".into(),
+                    component_sha256: "cd".into(),
+                    oci: None,
+                },
+                LockedGenerator {
+                    name: "pulled".into(),
+                    version: "1.0.0".into(),
+                    source: "oci:127.0.0.1:5000/pulled:1".into(),
+                    component_sha256: "a".repeat(64),
+                    oci: Some(LockedOci {
+                        manifest_digest: format!("sha256:{}", "b".repeat(64)),
+                        layer_digest: format!("sha256:{}", "a".repeat(64)),
+                        signature_digest: None,
+                    }),
+                },
+            ],
             outputs: vec![
                 LockedOutput {
                     path: "out/b.html".into(),
@@ -242,7 +286,10 @@ mod tests {
     fn a_newer_lock_is_refused_naming_both_versions() {
         let text = lock()
             .to_text()
-            .replace("\"lock_version\": 3", "\"lock_version\": 9")
+            .replace(
+                &format!("\"lock_version\": {LOCK_VERSION}"),
+                "\"lock_version\": 9",
+            )
             .replace("\"0.1.0\",\n  \"model_hash", "\"7.0.0\",\n  \"model_hash");
         let err = Lock::parse("seams.lock", &text).unwrap_err();
         assert!(
@@ -257,7 +304,10 @@ mod tests {
             "{err:?}"
         );
         let err = err.to_string();
-        assert!(err.contains("lock_version 9 is newer than 3"), "{err}");
+        assert!(
+            err.contains(&format!("lock_version 9 is newer than {LOCK_VERSION}")),
+            "{err}"
+        );
         assert!(err.contains("seams_version \"7.0.0\""), "{err}");
         assert!(!err.contains("delete it"), "{err}");
     }
@@ -316,6 +366,27 @@ mod tests {
             let crafted = format!("{}{bad}{}", &text[..start], &text[end..]);
             let err = Lock::parse("seams.lock", &crafted).unwrap_err();
             assert!(matches!(err, LockError::Invalid { .. }), "{bad}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn oci_digests_that_are_not_sha256_digests_are_refused() {
+        // They name files in the blob cache.
+        let text = lock().to_text();
+        assert!(!text.contains("signature_digest"));
+        let good = format!("sha256:{}", "b".repeat(64));
+        for bad in [
+            "sha256:../../../etc/passwd",
+            "md5:00",
+            "",
+            &good.to_uppercase(),
+        ] {
+            let crafted = text.replace(&good, bad);
+            let err = Lock::parse("seams.lock", &crafted).unwrap_err();
+            assert!(
+                err.to_string().contains("oci digests must be sha256"),
+                "{bad}: {err}"
+            );
         }
     }
 

@@ -35,11 +35,18 @@ pub(crate) fn lock_for(
         outputs: Vec::new(),
     };
     for SourcedRun { source, run, files } in &generation.runs {
+        let oci = project
+            .generators
+            .iter()
+            .zip(&inputs.stamp.components)
+            .find(|(s, _)| *s == source)
+            .and_then(|(_, component)| component.as_ref().ok()?.oci.clone());
         lock.generators.push(LockedGenerator {
             name: run.meta.name.clone(),
             version: run.meta.version.clone(),
             source: source.label(),
             component_sha256: run.component_sha256.clone(),
+            oci,
         });
         for file in files {
             lock.outputs.push(LockedOutput {

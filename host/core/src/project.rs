@@ -8,6 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use seams_model::input_text::{cut, echo};
+use seams_registry::{Reference, Registry};
 use seams_runtime::Limits;
 
 /// The manifest's file name.
@@ -61,15 +62,19 @@ pub enum GeneratorSource {
         /// The sha256 the component must have, when pinned.
         sha256: Option<String>,
     },
+    /// A component in an OCI registry, pulled once into the blob cache and
+    /// pinned by digest in the lock.
+    Oci(Reference),
 }
 
 impl GeneratorSource {
     /// How the lock and `seams check` name the generator: `builtin:NAME`,
-    /// or the `.wasm` path with `/` separators.
+    /// the `.wasm` path with `/` separators, or `oci:REFERENCE`.
     pub fn label(&self) -> String {
         match self {
             GeneratorSource::Builtin(name) => format!("builtin:{name}"),
             GeneratorSource::Wasm { path, .. } => posix(path),
+            GeneratorSource::Oci(reference) => format!("oci:{reference}"),
         }
     }
 }
@@ -87,6 +92,7 @@ impl std::fmt::Display for GeneratorSource {
         match self {
             GeneratorSource::Builtin(name) => write!(f, "{name}"),
             GeneratorSource::Wasm { path, .. } => write!(f, "{}", path.display()),
+            GeneratorSource::Oci(reference) => write!(f, "{reference}"),
         }
     }
 }
@@ -120,6 +126,11 @@ pub struct Project {
     pub limits: Limits,
     /// Drafting settings.
     pub propose: Propose,
+    /// Where `oci` generators are pulled from and cached: set by the
+    /// caller (the CLI, from the environment), since credentials and the
+    /// cache never come from `seams.toml`. Without one, an `oci` generator
+    /// fails.
+    pub registry: Option<Registry>,
 }
 
 #[derive(Deserialize)]
@@ -152,6 +163,7 @@ struct RawOutput {
 struct RawGenerator {
     builtin: Option<Spanned<String>>,
     wasm: Option<Spanned<String>>,
+    oci: Option<Spanned<String>>,
     sha256: Option<Spanned<String>>,
 }
 
@@ -281,8 +293,8 @@ impl Project {
         let mut generators = Vec::new();
         for entry in &raw.generator {
             let g = entry.get_ref();
-            let source = match (&g.builtin, &g.wasm) {
-                (Some(name), None) => {
+            let source = match (&g.builtin, &g.wasm, &g.oci) {
+                (Some(name), None, None) => {
                     if !crate::builtin::NAMES.contains(&name.get_ref().as_str()) {
                         return Err(invalid(
                             Some(name.span()),
@@ -301,7 +313,7 @@ impl Project {
                     }
                     GeneratorSource::Builtin(name.get_ref().clone())
                 }
-                (None, Some(wasm)) => {
+                (None, Some(wasm), None) => {
                     let rel = relative_path(wasm.get_ref()).map_err(|why| {
                         invalid(
                             Some(wasm.span()),
@@ -327,10 +339,22 @@ impl Project {
                     };
                     GeneratorSource::Wasm { path: rel, sha256 }
                 }
+                (None, None, Some(oci)) => {
+                    if let Some(sha) = &g.sha256 {
+                        return Err(invalid(
+                            Some(sha.span()),
+                            "[[generator]] sha256: an oci generator is pinned by digest in seams.lock, or in the reference (REGISTRY/NAME@sha256:DIGEST); remove the key".into(),
+                        ));
+                    }
+                    let reference = oci.get_ref().parse::<Reference>().map_err(|e| {
+                        invalid(Some(oci.span()), format!("[[generator]] oci: {e}"))
+                    })?;
+                    GeneratorSource::Oci(reference)
+                }
                 _ => {
                     return Err(invalid(
                         Some(entry.span()),
-                        "[[generator]] needs exactly one of builtin = \"NAME\" or wasm = \"PATH.wasm\"".into(),
+                        "[[generator]] needs exactly one of builtin = \"NAME\", wasm = \"PATH.wasm\" or oci = \"REGISTRY/NAME:TAG\"".into(),
                     ));
                 }
             };
@@ -404,6 +428,7 @@ impl Project {
             generators,
             limits,
             propose: raw.propose,
+            registry: None,
         })
     }
 

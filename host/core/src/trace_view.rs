@@ -295,6 +295,6 @@ fn template_sources(
     let Some(source) = project.generators.iter().find(|s| Some(s.label()) == label) else {
         return Ok(Vec::new());
     };
-    let loaded = load_generator(project, runtime, source)?;
+    let loaded = load_generator(project, runtime, source, lock.as_ref())?;
     Ok(runtime.meta(&loaded, model, &project.limits)?.templates)
 }

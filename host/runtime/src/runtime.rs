@@ -193,6 +193,23 @@ impl Runtime {
         })
     }
 
+    /// The names of the interfaces a loaded component imports and exports,
+    /// each sorted: what a registry artifact's config lists.
+    pub fn interfaces(&self, loaded: &LoadedGenerator) -> (Vec<String>, Vec<String>) {
+        let ty = loaded.pre.instance_pre().component().component_type();
+        let mut imports: Vec<String> = ty
+            .imports(&self.engine)
+            .map(|(n, _)| n.to_owned())
+            .collect();
+        let mut exports: Vec<String> = ty
+            .exports(&self.engine)
+            .map(|(n, _)| n.to_owned())
+            .collect();
+        imports.sort();
+        exports.sort();
+        (imports, exports)
+    }
+
     /// Checks, compiles (or loads from the cache) and links a component.
     /// `label` names it in errors.
     ///

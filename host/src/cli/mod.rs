@@ -51,8 +51,12 @@ enum Command {
     DraftGenerator(commands::draft_generator::Args),
     /// Build a generator package and run its four tests on the project's model.
     TestGenerator(commands::test_generator::Args),
-    /// Show what a component is: protocol version, meta, sha256 and size.
+    /// Show what a component is (a file or a registry reference): protocol version, meta, sha256 and size.
     Inspect(commands::inspect::Args),
+    /// Add a generator from an OCI registry to seams.toml, once it is known to be a seams generator.
+    Add(commands::add::Args),
+    /// Build a generator package, run its four tests on the project's model, and push it to an OCI registry.
+    Publish(commands::publish::Args),
     /// Print the view model a generator's extract step builds from the project's model (JSON in either format).
     View(commands::view::Args),
     /// Show which template lines wrote an output's lines, and the model elements behind them.
@@ -152,6 +156,8 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::DraftGenerator(args) => commands::draft_generator::run(&mut io, args),
         Command::TestGenerator(args) => commands::test_generator::run(&mut io, args),
         Command::Inspect(args) => commands::inspect::run(&mut io, args),
+        Command::Add(args) => commands::add::run(&mut io, args),
+        Command::Publish(args) => commands::publish::run(&mut io, args),
         Command::View(args) => commands::view::run(&mut io, args),
         Command::Trace(args) => commands::trace::run(&mut io, args),
         Command::Completions { shell } => {

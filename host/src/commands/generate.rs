@@ -13,7 +13,7 @@ pub(crate) struct Args {
     /// Overwrite or delete files that were edited since seams wrote them.
     #[arg(long)]
     force: bool,
-    /// Accept .wasm components whose bytes differ from seams.lock.
+    /// Accept .wasm components whose bytes differ from seams.lock, and resolve oci tags again instead of using the pinned digests.
     #[arg(long)]
     update: bool,
     /// Fail at once if another seams run holds the project, instead of waiting.

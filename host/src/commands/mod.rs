@@ -1,11 +1,13 @@
 //! One module per command: its arguments (a clap `Args` struct) and a
 //! `run` that calls the libraries and prints the result.
 
+pub(crate) mod add;
 pub(crate) mod check;
 pub(crate) mod draft_generator;
 pub(crate) mod generate;
 pub(crate) mod inspect;
 pub(crate) mod new_generator;
+pub(crate) mod publish;
 pub(crate) mod test_generator;
 pub(crate) mod trace;
 pub(crate) mod view;

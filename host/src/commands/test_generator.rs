@@ -7,24 +7,33 @@ use crate::io::{EXIT_FAILURE, EXIT_OK, FormatArg, Io, ProjectArg, in_project};
 /// Build a generator package and run its four tests on the project's model.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The package directory.
-    dir: PathBuf,
     #[command(flatten)]
-    project: ProjectArg,
-    /// The goldens for this project [default: DIR/tests/golden].
-    #[arg(long, value_name = "DIR")]
-    goldens: Option<PathBuf>,
+    package: PackageArgs,
     #[command(flatten)]
     format: FormatArg,
+}
+
+/// A package tested on a project: shared with `seams publish`, which tests
+/// before it pushes.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PackageArgs {
+    /// The package directory.
+    pub(crate) dir: PathBuf,
+    #[command(flatten)]
+    pub(crate) project: ProjectArg,
+    /// The goldens for this project [default: DIR/tests/golden].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) goldens: Option<PathBuf>,
 }
 
 pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let format = args.format.format;
     let progress = io.console.progress();
-    let result = in_project(&args.project.project, |project, runtime| {
+    let package = &args.package;
+    let result = in_project(&package.project.project, |project, runtime| {
         Ok(seams_authoring::test_generator(
-            &args.dir,
-            args.goldens.as_deref(),
+            &package.dir,
+            package.goldens.as_deref(),
             project,
             runtime,
             progress.as_ref(),

@@ -1,0 +1,135 @@
+//! `seams publish DIR --to REF`: a generator package built, tested and
+//! pushed to a registry as a Wasm OCI artifact.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use seams_core::{InspectError, Progress, Project, inspect};
+use seams_registry::{Artifact, PROTOCOL_ANNOTATION, Pin, Reference, Registry, RegistryError};
+use seams_runtime::{PROTOCOL_VERSION, Runtime};
+
+use crate::golden::{SuiteError, SuiteReport, test_generator};
+
+/// What `seams publish` pushed.
+#[derive(Debug, Clone)]
+pub struct PublishReport {
+    /// The reference pushed to.
+    pub reference: String,
+    /// Its digests.
+    pub pin: Pin,
+    /// The generator's name and version, from its meta.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// The component's size in bytes.
+    pub size: usize,
+}
+
+/// Why a package was not published.
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// It could not be built or tested.
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// A test failed: nothing is pushed.
+    #[error(
+        "not published: the package's tests fail on the project's model; fix them (seams test-generator shows the same):\n{report}"
+    )]
+    TestsFailed {
+        /// The tests' report.
+        report: String,
+    },
+    /// The built component is not a clean seams generator.
+    #[error(transparent)]
+    Inspect(#[from] InspectError),
+    /// The registry refused or failed.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+/// Builds the package in `dir`, runs its four tests on `project`'s model
+/// (goldens from `goldens`, default `DIR/tests/golden`), inspects the
+/// component and pushes it under `reference` with the OCI annotations
+/// (title, version, description, source when the package names its
+/// repository) and the protocol it exports.
+///
+/// # Errors
+///
+/// The build or a test fails, the component is not a seams generator, or
+/// the registry refuses.
+pub fn publish(
+    dir: &Path,
+    goldens: Option<&Path>,
+    reference: &Reference,
+    project: &Project,
+    runtime: &Runtime,
+    registry: &Registry,
+    progress: &dyn Progress,
+) -> Result<PublishReport, PublishError> {
+    let report: SuiteReport = test_generator(dir, goldens, project, runtime, progress)?;
+    if !report.passed() {
+        return Err(PublishError::TestsFailed {
+            report: report.to_text(),
+        });
+    }
+    let inspection = inspect(runtime, &report.component)?;
+    let component = std::fs::read(&report.component).map_err(|source| InspectError::Io {
+        path: report.component.clone(),
+        source,
+    })?;
+    let loaded = runtime
+        .load(&dir.display().to_string(), &component)
+        .map_err(InspectError::from)?;
+    let (imports, exports) = runtime.interfaces(&loaded);
+    let meta = &inspection.meta;
+    let mut annotations = BTreeMap::from([
+        (
+            "org.opencontainers.image.title".to_owned(),
+            meta.name.clone(),
+        ),
+        (
+            "org.opencontainers.image.version".to_owned(),
+            meta.version.clone(),
+        ),
+        (
+            "org.opencontainers.image.description".to_owned(),
+            meta.description.clone(),
+        ),
+        (
+            PROTOCOL_ANNOTATION.to_owned(),
+            format!("seams:generator@{PROTOCOL_VERSION}"),
+        ),
+    ]);
+    if let Some(source) = repository_of(dir) {
+        annotations.insert("org.opencontainers.image.source".to_owned(), source);
+    }
+    let size = component.len();
+    let pin = registry.publish(
+        reference,
+        &Artifact {
+            component,
+            imports,
+            exports,
+            annotations,
+        },
+    )?;
+    Ok(PublishReport {
+        reference: reference.to_string(),
+        pin,
+        name: meta.name.clone(),
+        version: meta.version.clone(),
+        size,
+    })
+}
+
+/// The package's `repository`, if its `Cargo.toml` names one (a workspace
+/// member's `repository.workspace = true` is not followed).
+fn repository_of(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let manifest: toml::Table = toml::from_str(&text).ok()?;
+    manifest
+        .get("package")?
+        .get("repository")?
+        .as_str()
+        .map(str::to_owned)
+}
