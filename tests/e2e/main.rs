@@ -14,6 +14,7 @@ mod input;
 mod inspect;
 mod interrupted;
 mod lifecycle;
+mod registry;
 mod sandbox;
 mod trace;
 mod vocabulary;

@@ -3,6 +3,7 @@
 //! process.
 
 pub mod html;
+pub mod registry;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

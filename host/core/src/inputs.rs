@@ -47,7 +47,7 @@ fn component_bytes(
             });
             let fetched = registry
                 .fetch(reference, pin.as_ref())
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(|e| fail(e.reason()))?;
             let sha256 = sha256_hex(&fetched.component);
             return Ok(ComponentBytes {
                 bytes: Cow::Owned(fetched.component),

@@ -132,6 +132,23 @@ pub enum RegistryError {
     },
 }
 
+impl RegistryError {
+    /// The message without the reference it starts with, for a caller
+    /// that names the reference already (a failing generator).
+    pub fn reason(&self) -> String {
+        let text = self.to_string();
+        match self {
+            RegistryError::NotFound { reference }
+            | RegistryError::NotAComponent { reference, .. }
+            | RegistryError::Mismatch { reference, .. } => text
+                .strip_prefix(reference.as_str())
+                .map(|rest| rest.trim_start_matches(':').trim_start().to_owned())
+                .unwrap_or(text),
+            _ => text,
+        }
+    }
+}
+
 /// Where the blob cache is, which registries may be spoken to over plain
 /// HTTP, which credentials to use, and how long to wait.
 #[derive(Debug, Clone)]
