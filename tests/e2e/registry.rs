@@ -364,18 +364,23 @@ fn each_registry_failure_fails_its_generator_naming_the_reference() {
         assert_eq!(added.code, 1, "{snapshot}: {added:?}");
     }
 
-    // A lock whose layer digest is not the pinned manifest's layer.
-    let reference = format!("{host}/seams/htmx:1");
-    push(
+    // A reference by digest pins itself; then a lock whose layer digest is
+    // not that manifest's layer.
+    let manifest = push(
         &env,
-        &reference,
+        &format!("{host}/seams/htmx:1"),
         seams_core::builtin::component("htmx").unwrap(),
     );
+    let reference = format!("{host}/seams/htmx@{manifest}");
     let p = TempProject::new(
         &std::fs::read_to_string(repo_root().join("examples/chat/model.ttl")).unwrap(),
         &format!("[[generator]]\noci = \"{reference}\"\n"),
     );
     assert_eq!(env.in_project(p.path(), &["generate"]).code, 0);
+    assert_eq!(
+        pinned(p.path(), &reference)["manifest_digest"],
+        manifest.as_str()
+    );
     let layer = pinned(p.path(), &reference)["layer_digest"]
         .as_str()
         .unwrap()
@@ -468,6 +473,33 @@ fn credentials_come_from_the_environment_or_dockers_config_and_are_never_written
     .unwrap();
     let generated = env.in_project(p.path(), &["generate"]);
     assert_eq!(generated.code, 0, "{generated:?}");
+    assert!(p.path().join("out/conversations.html").is_file());
+
+    // And with a credential helper Docker's config names for the host.
+    std::fs::remove_dir_all(env.blobs.path()).unwrap();
+    std::fs::remove_file(p.path().join("out/conversations.html")).unwrap();
+    let helpers = tempfile::tempdir().unwrap();
+    let helper = helpers.path().join("docker-credential-seams-test");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread server\nprintf '{{\"ServerURL\": \"%s\", \"Username\": \"seams\", \"Secret\": \"{password}\"}}' \"$server\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        env.docker.path().join("config.json"),
+        format!(r#"{{"credHelpers": {{"{host}": "seams-test"}}}}"#),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        helpers.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let helped = env.seams(&["generate", "--project", project], &[("PATH", &path)]);
+    assert_eq!(helped.code, 0, "{helped:?}");
     assert!(p.path().join("out/conversations.html").is_file());
 
     // The password is in no file seams wrote.

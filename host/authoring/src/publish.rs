@@ -50,8 +50,8 @@ pub enum PublishError {
 /// Builds the package in `dir`, runs its four tests on `project`'s model
 /// (goldens from `goldens`, default `DIR/tests/golden`), inspects the
 /// component and pushes it under `reference` with the OCI annotations
-/// (title, version, description, source when the package names its
-/// repository) and the protocol it exports.
+/// (title, version, description, and source: `source`, else the package's
+/// `repository`) and the protocol it exports.
 ///
 /// # Errors
 ///
@@ -61,6 +61,7 @@ pub fn publish(
     dir: &Path,
     goldens: Option<&Path>,
     reference: &Reference,
+    source: Option<&str>,
     project: &Project,
     runtime: &Runtime,
     registry: &Registry,
@@ -100,7 +101,7 @@ pub fn publish(
             format!("seams:generator@{PROTOCOL_VERSION}"),
         ),
     ]);
-    if let Some(source) = repository_of(dir) {
+    if let Some(source) = source.map(str::to_owned).or_else(|| repository_of(dir)) {
         annotations.insert("org.opencontainers.image.source".to_owned(), source);
     }
     let size = component.len();

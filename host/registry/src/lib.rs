@@ -431,18 +431,8 @@ impl Registry {
     }
 
     fn client(&self, reference: &Reference) -> oci_client::Client {
-        let plain = reference.is_loopback()
-            || self
-                .settings
-                .insecure
-                .iter()
-                .any(|r| r == reference.registry());
         oci_client::Client::new(ClientConfig {
-            protocol: if plain {
-                ClientProtocol::Http
-            } else {
-                ClientProtocol::Https
-            },
+            protocol: protocol(reference, &self.settings.insecure),
             connect_timeout: Some(Duration::from_secs(10)),
             read_timeout: Some(Duration::from_secs(30)),
             // An index is not a component: it is refused, never resolved.
@@ -551,6 +541,16 @@ impl Registry {
     }
 }
 
+/// Plain HTTP for a registry on a loopback address (as Docker does) or one
+/// the user names as insecure; HTTPS for every other.
+fn protocol(reference: &Reference, insecure: &[String]) -> ClientProtocol {
+    if reference.is_loopback() || insecure.iter().any(|r| r == reference.registry()) {
+        ClientProtocol::Http
+    } else {
+        ClientProtocol::Https
+    }
+}
+
 /// The innermost cause of an error: what a connection failure is about
 /// ("Connection refused"), not the URL around it.
 fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
@@ -559,4 +559,25 @@ fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
         cause = inner;
     }
     cause.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_and_named_registries_go_without_tls() {
+        let insecure = vec!["registry.lan:5000".to_owned()];
+        for (reference, expected) in [
+            ("127.0.0.1:5000/a:1", ClientProtocol::Http),
+            ("localhost:5000/a:1", ClientProtocol::Http),
+            ("registry.lan:5000/a:1", ClientProtocol::Http),
+            ("registry.lan/a:1", ClientProtocol::Https),
+            ("ghcr.io/a/b:1", ClientProtocol::Https),
+            ("10.0.0.1:5000/a:1", ClientProtocol::Https),
+        ] {
+            let reference: Reference = reference.parse().unwrap();
+            assert_eq!(protocol(&reference, &insecure), expected, "{reference}");
+        }
+    }
 }

@@ -13,6 +13,9 @@ pub(crate) struct Args {
     /// Where to push: REGISTRY/NAME:TAG (credentials from Docker's config or SEAMS_REGISTRY_*).
     #[arg(long, value_name = "REF")]
     to: Reference,
+    /// Where its source is, for the org.opencontainers.image.source annotation [default: the package's repository].
+    #[arg(long, value_name = "URL")]
+    source: Option<String>,
     #[command(flatten)]
     format: FormatArg,
 }
@@ -26,6 +29,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
             &package.dir,
             package.goldens.as_deref(),
             &args.to,
+            args.source.as_deref(),
             project,
             runtime,
             &registry(&project.root),
