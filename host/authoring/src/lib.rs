@@ -32,5 +32,5 @@ pub use golden::{
     SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses, test_generator,
 };
 pub use output_syntax::SyntaxProblem;
-pub use publish::{PublishError, PublishReport, publish};
+pub use publish::{PublishError, PublishReport, PublishRequest, publish};
 pub use scaffold::{Package, Reference, ScaffoldError, new_generator};

@@ -25,6 +25,19 @@ pub struct PublishReport {
     pub size: usize,
 }
 
+/// What to publish, and where.
+#[derive(Debug, Clone, Copy)]
+pub struct PublishRequest<'a> {
+    /// The package directory.
+    pub dir: &'a Path,
+    /// The goldens for the project [default: `DIR/tests/golden`].
+    pub goldens: Option<&'a Path>,
+    /// Where to push (a tag).
+    pub reference: &'a Reference,
+    /// The source annotation [default: the package's `repository`].
+    pub source: Option<&'a str>,
+}
+
 /// Why a package was not published.
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -47,26 +60,27 @@ pub enum PublishError {
     Registry(#[from] RegistryError),
 }
 
-/// Builds the package in `dir`, runs its four tests on `project`'s model
-/// (goldens from `goldens`, default `DIR/tests/golden`), inspects the
-/// component and pushes it under `reference` with the OCI annotations
-/// (title, version, description, and source: `source`, else the package's
-/// `repository`) and the protocol it exports.
+/// Builds the package, runs its four tests on `project`'s model, inspects
+/// the component and pushes it with the OCI annotations (title, version,
+/// description, source) and the protocol it exports.
 ///
 /// # Errors
 ///
 /// The build or a test fails, the component is not a seams generator, or
 /// the registry refuses.
 pub fn publish(
-    dir: &Path,
-    goldens: Option<&Path>,
-    reference: &Reference,
-    source: Option<&str>,
+    request: PublishRequest<'_>,
     project: &Project,
     runtime: &Runtime,
     registry: &Registry,
     progress: &dyn Progress,
 ) -> Result<PublishReport, PublishError> {
+    let PublishRequest {
+        dir,
+        goldens,
+        reference,
+        source,
+    } = request;
     let report: SuiteReport = test_generator(dir, goldens, project, runtime, progress)?;
     if !report.passed() {
         return Err(PublishError::TestsFailed {

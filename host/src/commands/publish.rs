@@ -25,11 +25,14 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let progress = io.console.progress();
     let package = &args.package;
     let result = in_project(&package.project.project, |project, runtime| {
+        let request = seams_authoring::PublishRequest {
+            dir: &package.dir,
+            goldens: package.goldens.as_deref(),
+            reference: &args.to,
+            source: args.source.as_deref(),
+        };
         Ok(seams_authoring::publish(
-            &package.dir,
-            package.goldens.as_deref(),
-            &args.to,
-            args.source.as_deref(),
+            request,
             project,
             runtime,
             &registry(&project.root),
