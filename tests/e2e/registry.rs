@@ -129,9 +129,10 @@ fn published_generators_are_pinned_work_offline_and_move_only_on_update() {
     let title_ref = format!("{host}/seams/chat-title:1");
 
     // Publish the htmx built-in's package, tested on an htmx-only copy of
-    // the chat example against its goldens, and a package scaffolded by
+    // the expense example against its goldens (the chat goldens keep a
+    // known tracing gap, see builtins.rs), and a package scaffolded by
     // new-generator.
-    let publisher = chat_project();
+    let publisher = seams_tests::example_project("expense");
     std::fs::write(
         publisher.path().join("seams.toml"),
         "[model]\nfiles = [\"model.ttl\"]\n\n[[generator]]\nbuiltin = \"htmx\"\n",
@@ -146,7 +147,7 @@ fn published_generators_are_pinned_work_offline_and_move_only_on_update() {
             &htmx_ref,
             "--goldens",
             repo_root()
-                .join("generators/htmx/tests/golden/chat")
+                .join("generators/htmx/tests/golden/expense")
                 .to_str()
                 .unwrap(),
         ],
@@ -535,4 +536,43 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
 fn base64(text: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+#[test]
+fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_memory_cap() {
+    use std::io::{BufRead, BufReader, Write};
+    // A hostile registry: it answers /v2/ and then streams a manifest that
+    // never ends, faster than any size check after the fact could help.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let host = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut request = String::new();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                while reader.read_line(&mut request).is_ok_and(|n| n > 2) {}
+                if !request.contains("/manifests/") {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                    );
+                    return;
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\nConnection: close\r\n\r\n",
+                );
+                let chunk = vec![b' '; 1 << 20];
+                while stream.write_all(&chunk).is_ok() {}
+            });
+        }
+    });
+    let env = Env::new();
+    let run = env.seams(&["inspect", &format!("{host}/evil/endless:1")], &[]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!(
+            "the registry {host} failed: its answers would have taken more than 512 MiB of memory"
+        )),
+        "{run:?}"
+    );
 }
