@@ -9,6 +9,7 @@ use seams_registry::{Pin, Reference, Registry, RegistryError};
 use seams_runtime::{GeneratorError, Runtime};
 
 use crate::error::GenerateError;
+use crate::inputs::fetch;
 use crate::inspect::{InspectError, inspect_bytes};
 use crate::project::{GeneratorSource, MANIFEST, Project, ProjectError};
 use crate::project_lock::{ProjectLock, Wait};
@@ -81,7 +82,7 @@ pub fn add(
             reference: reference.to_string(),
         });
     }
-    let fetched = registry.fetch(reference, None)?;
+    let fetched = fetch(registry, reference, None)?;
     let inspection = match inspect_bytes(runtime, &reference.to_string(), &fetched.component, None)
     {
         Ok(inspection) => inspection,

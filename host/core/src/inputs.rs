@@ -16,7 +16,7 @@ use crate::journal::{JOURNAL_FILE, Journal};
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, MANIFEST, Project, posix};
-use seams_registry::Pin;
+use seams_registry::{Fetched, Pin, Reference, Registry, RegistryError};
 
 /// A generator's component bytes: embedded for a built-in, read for a
 /// `.wasm`, pulled (or found in the blob cache) for an `oci` reference, by
@@ -45,9 +45,7 @@ fn component_bytes(
                 manifest: p.manifest_digest.clone(),
                 layer: p.layer_digest.clone(),
             });
-            let fetched = registry
-                .fetch(reference, pin.as_ref())
-                .map_err(|e| fail(e.reason()))?;
+            let fetched = fetch(registry, reference, pin).map_err(|e| fail(e.reason()))?;
             let sha256 = sha256_hex(&fetched.component);
             return Ok(ComponentBytes {
                 bytes: Cow::Owned(fetched.component),
@@ -65,6 +63,32 @@ fn component_bytes(
         bytes,
         sha256,
         oci: None,
+    })
+}
+
+/// The most of the host's memory a registry's answers may take while one
+/// generator is fetched: a 1 MiB manifest and a 128 MiB component, each
+/// copied a few times on the way.
+const FETCH_MEMORY: usize = 512 << 20;
+
+/// `registry.fetch` on a thread whose memory and time are capped: the OCI
+/// client reads a manifest whole before seams can check its size, so what
+/// a hostile registry sends is bounded here.
+pub(crate) fn fetch(
+    registry: &Registry,
+    reference: &Reference,
+    pin: Option<Pin>,
+) -> Result<Fetched, RegistryError> {
+    let (worker, wanted) = (registry.clone(), reference.clone());
+    let time = registry.timeout() + std::time::Duration::from_secs(5);
+    seams_runtime::capped(FETCH_MEMORY, time, move || {
+        worker.fetch(&wanted, pin.as_ref())
+    })
+    .unwrap_or_else(|exceeded| {
+        Err(RegistryError::Registry {
+            registry: reference.registry().to_owned(),
+            reason: format!("its answers {exceeded}; seams stopped reading them"),
+        })
     })
 }
 

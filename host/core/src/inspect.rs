@@ -163,7 +163,7 @@ pub fn inspect_reference(
     registry: &Registry,
     reference: &Reference,
 ) -> Result<Inspection, InspectError> {
-    let fetched = registry.fetch(reference, None)?;
+    let fetched = crate::inputs::fetch(registry, reference, None)?;
     inspect_bytes(
         runtime,
         &reference.to_string(),

@@ -240,6 +240,11 @@ impl Registry {
         Registry { settings, blobs }
     }
 
+    /// The most a whole pull or push may take.
+    pub fn timeout(&self) -> Duration {
+        self.settings.timeout
+    }
+
     /// The component `reference` names. With a `pin` (from the lock), the
     /// pinned digests are used whatever the tag points at now, and the
     /// cache answers without the network when it has both blobs; without

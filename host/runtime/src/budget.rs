@@ -97,6 +97,60 @@ impl Budget {
     }
 }
 
+/// Why [`capped`] work was abandoned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Exceeded {
+    /// Its allocations would have passed the memory cap.
+    #[error("would have taken more than {0} MiB of memory")]
+    Memory(usize),
+    /// It ran past its time.
+    #[error("took more than {0} s")]
+    Time(u64),
+}
+
+/// Runs `f` on a thread of its own whose live heap allocations are capped
+/// at `limit_bytes` and which must finish within `timeout`: for host work
+/// on input no library bounds (what a registry sends). Past either, the
+/// thread is abandoned, holding at most the cap, as a stopped run's is.
+///
+/// # Errors
+///
+/// The cap or the time was passed.
+pub fn capped<R: Send + 'static>(
+    limit_bytes: usize,
+    timeout: Duration,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, Exceeded> {
+    let deadline = Instant::now() + timeout;
+    let budget = Budget::new(limit_bytes, deadline);
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+    let inner = budget.clone();
+    let spawned = std::thread::Builder::new()
+        .name("seams-capped".to_owned())
+        .spawn(move || {
+            let _entered = inner.enter();
+            let result = enforced(f);
+            let _ = sender.send(result);
+        });
+    let memory = Exceeded::Memory(limit_bytes >> 20);
+    let time = Exceeded::Time(timeout.as_secs());
+    if spawned.is_err() {
+        return Err(memory);
+    }
+    loop {
+        match receiver.recv_timeout(Duration::from_millis(10)) {
+            Ok(result) => return Ok(result),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(memory),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => match budget.stopped() {
+                Some(Stop::Memory) => return Err(memory),
+                Some(Stop::Deadline) => return Err(time),
+                None if Instant::now() >= deadline + crate::runtime::GRACE => return Err(time),
+                None => {}
+            },
+        }
+    }
+}
+
 /// While alive, the thread's allocations are charged to a budget.
 pub(crate) struct Entered {
     _budget: Arc<Budget>,
@@ -265,6 +319,22 @@ unsafe impl GlobalAlloc for Accounting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capped_work_gives_its_result_or_why_it_was_abandoned() {
+        assert_eq!(capped(8 << 20, Duration::from_secs(30), || 1 + 1), Ok(2));
+        let greedy = || {
+            let mut kept = Vec::new();
+            while kept.len() < 1 << 20 {
+                kept.push(vec![1u8; 1 << 20]);
+            }
+            kept.len()
+        };
+        assert_eq!(
+            capped(8 << 20, Duration::from_secs(30), greedy),
+            Err(Exceeded::Memory(8))
+        );
+    }
 
     #[test]
     fn allocations_on_the_thread_are_charged_and_refunded() {

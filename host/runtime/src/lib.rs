@@ -53,6 +53,7 @@ mod since_v0_1_0;
 #[global_allocator]
 static ALLOCATOR: budget::Accounting = budget::Accounting;
 
+pub use budget::{Exceeded, capped};
 pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 pub use limits::Limits;
 pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
