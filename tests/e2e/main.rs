@@ -10,6 +10,7 @@ mod cache;
 mod cli;
 mod draft;
 mod example;
+mod init;
 mod input;
 mod inspect;
 mod interrupted;

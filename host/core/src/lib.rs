@@ -31,6 +31,7 @@ mod claims;
 mod error;
 mod generate;
 mod generation;
+mod init;
 mod inputs;
 mod inspect;
 mod journal;
@@ -49,6 +50,7 @@ pub use check::{CHECK_VERSION, CheckReport, Problem, ProblemKind, check, check_w
 pub use error::GenerateError;
 pub use generate::{GenerateOptions, GenerateReport, generate};
 pub use generation::{GeneratedFile, Generation, SourcedRun, run_generators};
+pub use init::{InitError, InitReport, init};
 pub use inspect::{InspectError, Inspection, Pulled, inspect, inspect_reference, view};
 pub use lock::{
     LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedGenerator, LockedModelFile, LockedOci,

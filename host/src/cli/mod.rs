@@ -41,6 +41,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Make a new project in DIR (new or empty): a small commented model, seams.toml with the built-ins, and a first generate.
+    Init(commands::init::Args),
     /// Run every generator of the project and write its outputs and seams.lock.
     Generate(commands::generate::Args),
     /// Report stale, hand-edited, missing and orphan files and changed components; write nothing.
@@ -150,6 +152,7 @@ fn color_flag(args: &[OsString]) -> ColorChoice {
 fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let mut io = Io { console, out, err };
     match command {
+        Command::Init(args) => commands::init::run(&mut io, args),
         Command::Generate(args) => commands::generate::run(&mut io, args),
         Command::Check(args) => commands::check::run(&mut io, args),
         Command::NewGenerator(args) => commands::new_generator::run(&mut io, args),

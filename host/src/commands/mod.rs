@@ -5,6 +5,7 @@ pub(crate) mod add;
 pub(crate) mod check;
 pub(crate) mod draft_generator;
 pub(crate) mod generate;
+pub(crate) mod init;
 pub(crate) mod inspect;
 pub(crate) mod new_generator;
 pub(crate) mod publish;
