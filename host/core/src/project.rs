@@ -502,6 +502,17 @@ mod tests {
     }
 
     #[test]
+    fn an_oci_generator_is_read_and_labelled() {
+        let p =
+            parse("[model]\nfiles = [\"m.ttl\"]\n[[generator]]\noci = \"ghcr.io/me/htmx:1.0\"\n")
+                .unwrap();
+        let reference: Reference = "ghcr.io/me/htmx:1.0".parse().unwrap();
+        assert_eq!(p.generators, [GeneratorSource::Oci(reference)]);
+        assert_eq!(p.generators[0].label(), "oci:ghcr.io/me/htmx:1.0");
+        assert_eq!(p.generators[0].to_string(), "ghcr.io/me/htmx:1.0");
+    }
+
+    #[test]
     fn sandbox_limits_are_read() {
         let p = parse(
             "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nwasm = \"g.wasm\"\n[sandbox]\nfuel = 5\ntimeout-seconds = 2.5\nmemory-mib = 64\nmax-outputs = 3\nmax-output-mib = 1\nmax-log-kib = 2\nstack-kib = 512\nmax-handles = 7\n",
@@ -557,6 +568,26 @@ mod tests {
             ),
             (
                 "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\nwasm = \"g.wasm\"\n",
+                "seams.toml:3:",
+                "exactly one of",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\noci = \"htmx:1\"\n",
+                "seams.toml:4:",
+                "[[generator]] oci: \"htmx:1\" is not a registry reference: name the registry",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\noci = \"ghcr.io/me/htmx\"\n",
+                "seams.toml:4:",
+                "names no tag or digest",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\noci = \"ghcr.io/me/htmx:1\"\nsha256 = \"ab\"\n",
+                "seams.toml:5:",
+                "an oci generator is pinned by digest in seams.lock",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\noci = \"ghcr.io/me/htmx:1\"\nbuiltin = \"htmx\"\n",
                 "seams.toml:3:",
                 "exactly one of",
             ),
