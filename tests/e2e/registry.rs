@@ -576,3 +576,36 @@ fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_memory_cap() {
         "{run:?}"
     );
 }
+
+#[test]
+fn what_a_registry_says_reaches_the_terminal_escaped() {
+    let env = Env::new();
+    let registry = TestRegistry::start();
+    let reference: Reference = format!("{}/seams/htmx:loud", registry.host())
+        .parse()
+        .unwrap();
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[31mred\u{202e}";
+    env.client()
+        .publish(
+            &reference,
+            &Artifact {
+                component: seams_core::builtin::component("htmx").unwrap().to_vec(),
+                imports: Vec::new(),
+                exports: Vec::new(),
+                annotations: [(format!("x.{hostile}"), hostile.to_owned())].into(),
+            },
+        )
+        .unwrap();
+    let run = env.seams(&["inspect", &reference.to_string()], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stdout.contains('\u{202e}'),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("annotation:  x."), "{run:?}");
+    let json = env.seams(
+        &["inspect", &reference.to_string(), "--format", "json"],
+        &[],
+    );
+    assert!(!json.stdout.contains('\u{1b}'), "{json:?}");
+}
