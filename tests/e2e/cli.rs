@@ -63,7 +63,24 @@ fn verbose_lists_unchanged_files_and_the_time_taken() {
         verbose.stdout.contains("unchanged out/thread.html\n"),
         "{verbose:?}"
     );
-    assert!(verbose.stderr.starts_with("took "), "{verbose:?}");
+    // What each generator spent of its fuel, to size `[sandbox] fuel`.
+    let lines: Vec<&str> = verbose.stderr.lines().collect();
+    let (took, spent) = lines.split_last().unwrap();
+    assert!(took.starts_with("took "), "{verbose:?}");
+    let names: Vec<&str> = spent.iter().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(names, ["htmx", "fastapi", "compose"], "{verbose:?}");
+    for line in spent {
+        let fuel: u64 = line
+            .split_whitespace()
+            .nth(2)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(fuel > 1_000_000 && fuel < 10_000_000_000, "{line}");
+        assert!(
+            line.ends_with(" fuel of 10000000000 ([sandbox] fuel)"),
+            "{line}"
+        );
+    }
     assert_eq!(run(&p, &["generate", "-q", "-v"]).code, 2);
 }
 

@@ -477,9 +477,26 @@ fn a_lock_of_an_older_format_is_read_reported_and_rewritten_by_the_next_generate
     let p = chat();
     let lock_path = p.path().join("seams.lock");
     let current = std::fs::read_to_string(&lock_path).unwrap();
-    assert!(current.contains("\"lock_version\": 4"), "{current}");
+    assert!(current.contains("\"lock_version\": 5"), "{current}");
+    // Format 4: each output lists its sources' IRIs, with no table.
+    let v4 = {
+        let mut lock: serde_json::Value = serde_json::from_str(&current).unwrap();
+        let table = lock.as_object_mut().unwrap().remove("sources").unwrap();
+        for output in lock["outputs"].as_array_mut().unwrap() {
+            let iris: Vec<serde_json::Value> = output["sources"]
+                .as_str()
+                .unwrap()
+                .split(' ')
+                .filter(|i| !i.is_empty())
+                .map(|i| table[i.parse::<usize>().unwrap()].clone())
+                .collect();
+            output["sources"] = serde_json::Value::Array(iris);
+        }
+        lock["lock_version"] = 4.into();
+        serde_json::to_string_pretty(&lock).unwrap() + "\n"
+    };
     // Format 3: no `oci` digests (the chat example has no oci generator).
-    let v3 = current.replace("\"lock_version\": 4", "\"lock_version\": 3");
+    let v3 = v4.replace("\"lock_version\": 4", "\"lock_version\": 3");
     // Format 2: nor `model_files`.
     let v2 =
         seams_tests::without_model_files(&v3).replace("\"lock_version\": 3", "\"lock_version\": 2");
@@ -487,7 +504,7 @@ fn a_lock_of_an_older_format_is_read_reported_and_rewritten_by_the_next_generate
     let v1 = v2
         .replace("\"lock_version\": 2", "\"lock_version\": 1")
         .replace("  \"incomplete\": false,\n", "");
-    for (format, old) in [(3, v3), (2, v2), (1, v1)] {
+    for (format, old) in [(4, v4), (3, v3), (2, v2), (1, v1)] {
         assert_ne!(old, current);
         std::fs::write(&lock_path, &old).unwrap();
         let outputs_before = p.files();
@@ -533,7 +550,7 @@ fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touch
     let lock_path = p.path().join("seams.lock");
     let newer = std::fs::read_to_string(&lock_path)
         .unwrap()
-        .replace("\"lock_version\": 4", "\"lock_version\": 5")
+        .replace("\"lock_version\": 5", "\"lock_version\": 6")
         .replace(
             "\"seams_version\": \"0.1.0\"",
             "\"seams_version\": \"0.9.0\"",
@@ -552,7 +569,7 @@ fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touch
     assert_eq!(check.code, 1);
     assert!(
         check.stdout.starts_with("lock-unreadable: seams.lock: ")
-            && check.stdout.contains("lock_version 5 is newer than 4"),
+            && check.stdout.contains("lock_version 6 is newer than 5"),
         "{}",
         check.stdout
     );

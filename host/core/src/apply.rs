@@ -10,6 +10,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
+use seams_runtime::Blob;
+
+use crate::audit::Contents;
 use crate::error::GenerateError;
 use crate::journal::JOURNAL_FILE;
 use crate::lock::LOCK_FILE;
@@ -26,8 +29,10 @@ pub(crate) trait ProjectFs {
     fn remove_record(&mut self, name: &str) -> io::Result<()>;
     /// Makes the project directory's entries durable.
     fn sync_project_dir(&mut self) -> io::Result<()>;
-    /// Writes an output's bytes to a temporary file beside it.
-    fn stage(&mut self, path: &str, bytes: &[u8]) -> io::Result<Staged>;
+    /// Stages an output's contents: written to a temporary file beside
+    /// it, or, when a run wrote them to the output directory already,
+    /// that file.
+    fn stage(&mut self, path: &str, contents: &Contents) -> io::Result<Staged>;
     /// Removes an output (or leftover).
     fn remove_output(&mut self, path: &str) -> io::Result<()>;
     /// Makes a directory of the output directory durable.
@@ -38,6 +43,7 @@ pub(crate) trait ProjectFs {
 pub(crate) struct Dirs {
     root: OutputDir,
     out: OutputDir,
+    out_path: PathBuf,
 }
 
 impl Dirs {
@@ -48,7 +54,8 @@ impl Dirs {
         let out_path = project.output_path();
         Ok(Dirs {
             root: OutputDir::open(&project.root).map_err(io(project.root.clone()))?,
-            out: OutputDir::open(&out_path).map_err(io(out_path))?,
+            out: OutputDir::open(&out_path).map_err(io(out_path.clone()))?,
+            out_path,
         })
     }
 }
@@ -66,8 +73,13 @@ impl ProjectFs for Dirs {
         self.root.sync_dir("")
     }
 
-    fn stage(&mut self, path: &str, bytes: &[u8]) -> io::Result<Staged> {
-        self.out.stage(path, bytes)
+    fn stage(&mut self, path: &str, contents: &Contents) -> io::Result<Staged> {
+        if let Some((dir, name)) = contents.blob().map(Blob::file)
+            && dir == self.out_path
+        {
+            return self.out.adopt(name, path);
+        }
+        self.out.stage(path, &contents.read()?)
     }
 
     fn remove_output(&mut self, path: &str) -> io::Result<()> {
@@ -148,8 +160,7 @@ pub(crate) fn apply(
     let mut touched: BTreeSet<&str> = BTreeSet::new();
     let mut staged = Vec::with_capacity(plan.writes.len());
     for (path, contents) in &plan.writes {
-        let bytes = contents.read().map_err(output_io(path))?;
-        let file = fs.stage(path, &bytes).map_err(output_io(path))?;
+        let file = fs.stage(path, contents).map_err(output_io(path))?;
         staged.push((path, file));
     }
     match staged.as_slice() {

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use seams_model::sha256_hex;
+use seams_runtime::Blob;
 
 use crate::lock::LockError;
 use crate::project::Project;
@@ -61,27 +62,26 @@ pub(crate) fn classify(
 }
 
 /// New contents of a file: their sha256 and a handle to where the bytes
-/// are, in memory or spilled to a seams-owned temporary file. A plan holds
+/// are, in memory or in a file the run wrote ([`Blob`]). A plan holds
 /// contents by handle, so it never copies an output's bytes, and large ones
 /// need not stay in memory.
 #[derive(Debug, Clone)]
-pub struct Contents {
-    sha256: String,
-    len: usize,
-    bytes: Bytes,
-}
+pub struct Contents(Bytes);
 
 #[derive(Debug, Clone)]
 enum Bytes {
-    Memory(Arc<str>),
-    /// A private temporary file (mode 0600, removed when the last handle
-    /// goes).
-    Spilled(Arc<tempfile::TempPath>),
+    Memory {
+        sha256: String,
+        text: Arc<str>,
+    },
+    /// A private temporary file, removed when the last handle goes unless
+    /// it was moved into place.
+    Stored(Blob),
 }
 
 impl PartialEq for Contents {
     fn eq(&self, other: &Self) -> bool {
-        self.sha256 == other.sha256
+        self.sha256() == other.sha256()
     }
 }
 
@@ -89,74 +89,43 @@ impl Eq for Contents {}
 
 impl Contents {
     /// Contents held in memory.
-    pub(crate) fn in_memory(bytes: Arc<str>) -> Contents {
-        Contents {
-            sha256: sha256_hex(bytes.as_bytes()),
-            len: bytes.len(),
-            bytes: Bytes::Memory(bytes),
-        }
+    pub(crate) fn in_memory(text: Arc<str>) -> Contents {
+        Contents(Bytes::Memory {
+            sha256: sha256_hex(text.as_bytes()),
+            text,
+        })
     }
 
-    /// Contents written to a new temporary file in `dir`.
-    ///
-    /// # Errors
-    ///
-    /// The file cannot be created or written.
-    pub(crate) fn spilled(bytes: &[u8], dir: &std::path::Path) -> std::io::Result<Contents> {
-        use std::io::Write;
-        let mut file = tempfile::Builder::new()
-            .prefix(".seams-spill-")
-            .tempfile_in(dir)?;
-        file.write_all(bytes)?;
-        file.flush()?;
-        Ok(Contents {
-            sha256: sha256_hex(bytes),
-            len: bytes.len(),
-            bytes: Bytes::Spilled(Arc::new(file.into_temp_path())),
-        })
+    /// Contents a run wrote to a file.
+    pub(crate) fn stored(blob: Blob) -> Contents {
+        Contents(Bytes::Stored(blob))
     }
 
     /// Their sha256, lowercase hex.
     pub fn sha256(&self) -> &str {
-        &self.sha256
+        match &self.0 {
+            Bytes::Memory { sha256, .. } => sha256,
+            Bytes::Stored(blob) => blob.sha256(),
+        }
     }
 
-    /// Their length in bytes.
-    pub fn len(&self) -> usize {
-        self.len
+    /// The file holding the bytes, when they are not in memory.
+    pub(crate) fn blob(&self) -> Option<&Blob> {
+        match &self.0 {
+            Bytes::Memory { .. } => None,
+            Bytes::Stored(blob) => Some(blob),
+        }
     }
 
-    /// Whether there are no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Whether the bytes are in a temporary file rather than in memory.
-    pub fn is_spilled(&self) -> bool {
-        matches!(self.bytes, Bytes::Spilled(_))
-    }
-
-    /// The bytes, read back when spilled.
+    /// The bytes, read back when stored.
     ///
     /// # Errors
     ///
-    /// A spilled file that cannot be read, or that changed since.
+    /// A stored file that cannot be read, or that changed since.
     pub(crate) fn read(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
-        match &self.bytes {
-            Bytes::Memory(text) => Ok(std::borrow::Cow::Borrowed(text.as_bytes())),
-            Bytes::Spilled(path) => {
-                let bytes = std::fs::read(path.as_ref() as &std::path::Path)?;
-                if sha256_hex(&bytes) != self.sha256 {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!(
-                            "the spilled copy {} changed since seams wrote it",
-                            path.display()
-                        ),
-                    ));
-                }
-                Ok(std::borrow::Cow::Owned(bytes))
-            }
+        match &self.0 {
+            Bytes::Memory { text, .. } => Ok(std::borrow::Cow::Borrowed(text.as_bytes())),
+            Bytes::Stored(blob) => blob.read().map(std::borrow::Cow::Owned),
         }
     }
 }
@@ -292,13 +261,13 @@ mod tests {
     }
 
     #[test]
-    fn spilled_contents_read_back_and_refuse_a_changed_file() {
+    fn stored_contents_read_back_and_refuse_a_changed_file() {
         let dir = tempfile::tempdir().unwrap();
         let memory = Contents::in_memory(Arc::from("some bytes"));
-        let spilled = Contents::spilled(b"some bytes", dir.path()).unwrap();
-        assert!(spilled.is_spilled() && !memory.is_spilled());
+        let blob = Blob::write(dir.path(), b"some bytes").unwrap();
+        let spilled = Contents::stored(blob);
+        assert!(spilled.blob().is_some() && memory.blob().is_none());
         assert_eq!(spilled, memory, "equal by hash");
-        assert_eq!(spilled.len(), 10);
         assert_eq!(&*spilled.read().unwrap(), b"some bytes");
         let file = std::fs::read_dir(dir.path())
             .unwrap()
@@ -308,7 +277,7 @@ mod tests {
         assert!(
             file.file_name()
                 .to_string_lossy()
-                .starts_with(".seams-spill-")
+                .starts_with(seams_runtime::TEMP_PREFIX)
         );
         std::fs::write(file.path(), "other bytes").unwrap();
         let err = spilled.read().unwrap_err();

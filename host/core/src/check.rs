@@ -294,7 +294,17 @@ pub fn check_with(
     }
     let inputs = stamp.load_model(project)?;
 
-    let generation = run_reporting_progress(project, runtime, &inputs, &Silent, Keep::Files);
+    // Checking writes nothing in the project: the files generation gives
+    // go to a private temporary directory, to be hashed.
+    let scratch = tempfile::Builder::new()
+        .prefix("seams-check-")
+        .tempdir()
+        .map_err(|source| GenerateError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let keep = Keep::Files(scratch.path().to_owned());
+    let generation = run_reporting_progress(project, runtime, &inputs, &Silent, &keep);
     for (_, error) in &generation.failures {
         problems.push(problem(
             ProblemKind::GeneratorFailed,

@@ -29,6 +29,9 @@ pub struct GenerateReport {
     pub log: Vec<String>,
     /// Generators that failed; their files were left as they were.
     pub failures: Vec<GeneratorError>,
+    /// The fuel each generator that ran spent, with its name, in
+    /// `seams.toml` order: what `[sandbox] fuel` must allow.
+    pub fuel: Vec<(String, u64)>,
     /// Files deleted: orphans that still matched the lock, sorted.
     pub deleted: Vec<String>,
     /// Temporary files of an interrupted run that were removed.
@@ -163,8 +166,11 @@ pub(crate) fn generate_on(
     }
     let inputs = stamp.load_model(project)?;
 
-    let generation =
-        run_reporting_progress(project, runtime, &inputs, options.progress, Keep::Files);
+    // Each file goes to the output directory as soon as it is final, to be
+    // renamed into place if the plan writes it (and removed if not).
+    let _created = OutputDir::create(&out_path).map_err(io(out_path.clone()))?;
+    let keep = Keep::Files(out_path.clone());
+    let generation = run_reporting_progress(project, runtime, &inputs, options.progress, &keep);
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
         // lock (and journal, if any) still describe the files on disk.
@@ -212,6 +218,7 @@ pub(crate) fn generate_on(
         for line in &run.log {
             report.log.push(format!("{}: {line}", run.meta.name));
         }
+        report.fuel.push((run.meta.name.clone(), run.fuel));
     }
     // The output directory is created only now that there is something
     // to write.

@@ -1,9 +1,10 @@
 //! Running every generator of a project, in parallel, on inputs read
 //! once; in memory, writing nothing.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use seams_runtime::{GeneratorError, GeneratorErrorKind, GeneratorRun, Runtime};
+use seams_runtime::{Blob, GeneratorError, GeneratorErrorKind, GeneratorRun, Runtime, Sink};
 use seams_templates::{TRACE_VERSION, Trace, sidecar_path};
 
 use crate::audit::Contents;
@@ -49,44 +50,71 @@ pub struct Generation {
     pub failures: Vec<(GeneratorSource, GeneratorError)>,
 }
 
-/// Outputs at least this large are spilled to a temporary file, so that
-/// the plan does not hold them in memory.
-const SPILL_BYTES: usize = 1 << 20;
-
-/// An output's contents: in memory, or spilled when large (in memory
-/// still when the temporary directory cannot take it).
-fn contents_of(text: String) -> Contents {
-    if text.len() >= SPILL_BYTES
-        && let Ok(spilled) = Contents::spilled(text.as_bytes(), &std::env::temp_dir())
-    {
-        return spilled;
-    }
-    Contents::in_memory(Arc::from(text))
-}
+/// Plain-text outputs at least this large are stored in a file too, so
+/// that the plan does not hold them in memory.
+const STORE_BYTES: usize = 1 << 20;
 
 /// What a generation keeps of each run's outputs besides their files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Keep {
-    /// Their texts and traces too: for callers that read them.
+    /// Their texts and traces too, in memory: for callers that read them.
     Outputs,
-    /// Only the files: the texts and traces move into them, so that the
-    /// generation is not held twice (generate, check).
-    Files,
+    /// Only the files, each written to a temporary file in this directory
+    /// as soon as it is final, so that the generation is not held in
+    /// memory (generate, check).
+    Files(PathBuf),
+}
+
+impl Keep {
+    fn dir(&self) -> &std::path::Path {
+        match self {
+            Keep::Outputs => std::path::Path::new(""),
+            Keep::Files(dir) => dir,
+        }
+    }
+
+    fn sink(&self) -> Sink {
+        match self {
+            Keep::Outputs => Sink::Memory,
+            Keep::Files(dir) => Sink::Files(dir.clone()),
+        }
+    }
 }
 
 /// Every file a run gives: each output, then its sidecar when it is
 /// traced. With [`Keep::Files`], each output's `text` is left empty and
 /// its `trace` gone.
-fn files_of(run: &mut GeneratorRun, keep: Keep) -> Vec<GeneratedFile> {
+fn files_of(run: &mut GeneratorRun, keep: &Keep) -> std::io::Result<Vec<GeneratedFile>> {
     let mut files = Vec::with_capacity(run.outputs.len() * 2);
     for (index, output) in run.outputs.iter_mut().enumerate() {
+        if let Some(stored) = &output.stored {
+            files.push(GeneratedFile {
+                path: output.path.clone(),
+                contents: Contents::stored(stored.text.clone()),
+                output: index,
+            });
+            if let Some(sidecar) = &stored.sidecar {
+                files.push(GeneratedFile {
+                    path: sidecar_path(&output.path),
+                    contents: Contents::stored(sidecar.clone()),
+                    output: index,
+                });
+            }
+            continue;
+        }
         let (text, trace) = match keep {
             Keep::Outputs => (output.text.clone(), output.trace.clone()),
-            Keep::Files => (std::mem::take(&mut output.text), output.trace.take()),
+            Keep::Files(_) => (std::mem::take(&mut output.text), output.trace.take()),
+        };
+        let contents = match keep {
+            Keep::Files(dir) if text.len() >= STORE_BYTES => {
+                Contents::stored(Blob::write(dir, text.as_bytes())?)
+            }
+            _ => Contents::in_memory(Arc::from(text)),
         };
         files.push(GeneratedFile {
             path: output.path.clone(),
-            contents: contents_of(text),
+            contents,
             output: index,
         });
         if let Some(lines) = trace {
@@ -103,7 +131,7 @@ fn files_of(run: &mut GeneratorRun, keep: Keep) -> Vec<GeneratedFile> {
             });
         }
     }
-    files
+    Ok(files)
 }
 
 /// Loads the model and runs every generator in parallel, writing nothing.
@@ -118,7 +146,7 @@ pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation
 
 /// Runs every generator on already-read inputs, in parallel.
 pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) -> Generation {
-    run_reporting_progress(project, runtime, inputs, &Silent, Keep::Outputs)
+    run_reporting_progress(project, runtime, inputs, &Silent, &Keep::Outputs)
 }
 
 /// [`run_with_inputs`], telling `progress` as each generator finishes.
@@ -127,7 +155,7 @@ pub(crate) fn run_reporting_progress(
     runtime: &Runtime,
     inputs: &Inputs,
     progress: &dyn Progress,
-    keep: Keep,
+    keep: &Keep,
 ) -> Generation {
     let model = &inputs.model;
     progress.start("generating", Some(project.generators.len() as u64));
@@ -146,10 +174,19 @@ pub(crate) fn run_reporting_progress(
                             .as_ref()
                             .map_err(clone_error)
                             .and_then(|component| load_bytes(runtime, source, &component.bytes))
-                            .and_then(|loaded| runtime.run(&loaded, model, &project.limits))
-                            .map(|mut run| {
-                                let files = files_of(&mut run, keep);
-                                (run, files)
+                            .and_then(|loaded| {
+                                runtime.run_into(&loaded, model, &project.limits, &keep.sink())
+                            })
+                            .and_then(|mut run| {
+                                let files =
+                                    files_of(&mut run, keep).map_err(|e| GeneratorError {
+                                        generator: source.to_string(),
+                                        kind: GeneratorErrorKind::Write {
+                                            dir: keep.dir().display().to_string(),
+                                            message: e.to_string(),
+                                        },
+                                    })?;
+                                Ok((run, files))
                             })
                     });
                     progress.advance(1, &source.to_string());

@@ -103,6 +103,7 @@ pub fn recover(
         incomplete: true,
         generators: Vec::new(),
         outputs: Vec::new(),
+        sources: Vec::new(),
     });
     lock.incomplete = true;
     let on_disk = |lock_path: &str| -> Result<Option<String>, GenerateError> {

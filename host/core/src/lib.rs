@@ -72,6 +72,7 @@ pub mod testing {
     use seams_runtime::Runtime;
 
     use crate::apply::{Dirs, ProjectFs};
+    use crate::audit::Contents;
     use crate::generate::generate_on;
     use crate::output_dir::Staged;
     use crate::{GenerateError, GenerateOptions, GenerateReport, Project};
@@ -130,9 +131,9 @@ pub mod testing {
             self.inner.sync_project_dir()
         }
 
-        fn stage(&mut self, path: &str, bytes: &[u8]) -> io::Result<Staged> {
+        fn stage(&mut self, path: &str, contents: &Contents) -> io::Result<Staged> {
             self.step()?;
-            self.inner.stage(path, bytes)
+            self.inner.stage(path, contents)
         }
 
         fn remove_output(&mut self, path: &str) -> io::Result<()> {

@@ -4,7 +4,15 @@
 //! The lock is JSON with a fixed key order, two-space indent and a final
 //! newline, sorted by path, with no timestamps: the same generation gives
 //! the same bytes, and it changes only when an output does.
+//!
+//! An output's sources are indexes into one table of IRIs, written as a
+//! single string (`"0 4 17"`): thousands of pages that each cite the same
+//! thousands of model elements would otherwise repeat every IRI on a line
+//! of its own, for each page and again for its sidecar.
 
+use std::collections::{BTreeSet, HashMap};
+
+use seams_model::input_text;
 use serde::{Deserialize, Serialize};
 
 /// The lock's file name, in the project directory.
@@ -13,19 +21,18 @@ pub const LOCK_FILE: &str = "seams.lock";
 /// The lock format's version. 2 added `incomplete` (1 marked an
 /// incomplete run with an empty `manifest_sha256`); 3 added `model_files`,
 /// so that a no-op is decided from bytes without parsing the model; 4 added
-/// `oci`, the digests an `oci` generator is pinned to.
-pub const LOCK_VERSION: u32 = 4;
+/// `oci`, the digests an `oci` generator is pinned to; 5 made each output's
+/// `sources` indexes into the lock's table of IRIs, `sources`.
+pub const LOCK_VERSION: u32 = 5;
 
 /// A whole `seams.lock`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
     /// The format version, [`LOCK_VERSION`].
     pub lock_version: u32,
     /// The seams version that generated the outputs: another seams may
     /// render or trace differently, so it generates again. Locks written
     /// before this field existed read as "".
-    #[serde(default)]
     pub seams_version: String,
     /// The model hash the outputs were generated from.
     pub model_hash: String,
@@ -33,17 +40,18 @@ pub struct Lock {
     pub manifest_sha256: String,
     /// Each model file's bytes, in `[model] files` order. Locks of formats
     /// 1 and 2 read as empty.
-    #[serde(default)]
     pub model_files: Vec<LockedModelFile>,
     /// A generator failed, or a run was interrupted: some outputs are not
     /// what this `seams.toml` and model give, so the next generate runs
     /// every generator whatever else matches.
-    #[serde(default)]
     pub incomplete: bool,
     /// Every generator that ran, sorted by name.
     pub generators: Vec<LockedGenerator>,
     /// Every output, sorted by path.
     pub outputs: Vec<LockedOutput>,
+    /// Every model IRI an output was made from, sorted and distinct: the
+    /// table its `sources` index.
+    pub sources: Vec<String>,
 }
 
 /// A model file as it was when the outputs were generated.
@@ -89,8 +97,7 @@ pub struct LockedOci {
 }
 
 /// One pinned output file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LockedOutput {
     /// The posix path relative to the project directory.
     pub path: String,
@@ -102,8 +109,156 @@ pub struct LockedOutput {
     pub generator_version: String,
     /// The sha256 of the generator's component.
     pub component_sha256: String,
-    /// Model IRIs it was made from, sorted.
-    pub sources: Vec<String>,
+    /// The model IRIs it was made from: ascending indexes into
+    /// [`Lock::sources`].
+    #[serde(serialize_with = "indexes_text")]
+    pub sources: Vec<u32>,
+}
+
+/// Indexes as one string of decimal numbers separated by spaces.
+fn indexes_text<S: serde::Serializer>(indexes: &[u32], s: S) -> Result<S::Ok, S::Error> {
+    let mut text = String::with_capacity(indexes.len() * 6);
+    for (n, index) in indexes.iter().enumerate() {
+        use std::fmt::Write;
+        if n > 0 {
+            text.push(' ');
+        }
+        let _ = write!(text, "{index}");
+    }
+    s.serialize_str(&text)
+}
+
+/// A lock as written, before its sources are checked against its table.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLock {
+    lock_version: u32,
+    #[serde(default)]
+    seams_version: String,
+    model_hash: String,
+    manifest_sha256: String,
+    #[serde(default)]
+    model_files: Vec<LockedModelFile>,
+    #[serde(default)]
+    incomplete: bool,
+    generators: Vec<LockedGenerator>,
+    outputs: Vec<RawOutput>,
+    #[serde(default)]
+    sources: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    path: String,
+    sha256: String,
+    generator: String,
+    generator_version: String,
+    component_sha256: String,
+    sources: RawSources,
+}
+
+/// Format 5's indexes, or the IRIs formats 1 to 4 listed per output.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSources {
+    Indexes(String),
+    Iris(Vec<String>),
+}
+
+impl RawLock {
+    /// The lock, its sources checked (format 5) or turned into indexes
+    /// (formats 1 to 4).
+    fn into_lock(self) -> Result<Lock, String> {
+        let old = self.lock_version < 5;
+        let table = if old {
+            let iris: BTreeSet<&str> = self
+                .outputs
+                .iter()
+                .filter_map(|o| match &o.sources {
+                    RawSources::Iris(iris) => Some(iris.iter().map(String::as_str)),
+                    RawSources::Indexes(_) => None,
+                })
+                .flatten()
+                .collect();
+            iris.into_iter().map(str::to_owned).collect()
+        } else {
+            if !self.sources.windows(2).all(|w| w[0] < w[1]) {
+                return Err("its sources are not sorted and distinct".to_owned());
+            }
+            self.sources
+        };
+        let index: HashMap<&str, u32> = if old {
+            table
+                .iter()
+                .enumerate()
+                .map(|(i, iri)| (iri.as_str(), i as u32))
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        let mut outputs = Vec::with_capacity(self.outputs.len());
+        for o in self.outputs {
+            let sources = match (o.sources, old) {
+                (RawSources::Iris(iris), true) => {
+                    let mut indexes: Vec<u32> =
+                        iris.iter().map(|iri| index[iri.as_str()]).collect();
+                    indexes.sort_unstable();
+                    indexes.dedup();
+                    indexes
+                }
+                (RawSources::Indexes(text), false) => {
+                    parse_indexes(&text, table.len()).map_err(|why| {
+                        format!("output {}: sources {why}", input_text::echo(&o.path))
+                    })?
+                }
+                _ => {
+                    return Err(format!(
+                        "output {}: its sources are not in the form of lock_version {}",
+                        input_text::echo(&o.path),
+                        self.lock_version
+                    ));
+                }
+            };
+            outputs.push(LockedOutput {
+                path: o.path,
+                sha256: o.sha256,
+                generator: o.generator,
+                generator_version: o.generator_version,
+                component_sha256: o.component_sha256,
+                sources,
+            });
+        }
+        Ok(Lock {
+            lock_version: self.lock_version,
+            seams_version: self.seams_version,
+            model_hash: self.model_hash,
+            manifest_sha256: self.manifest_sha256,
+            model_files: self.model_files,
+            incomplete: self.incomplete,
+            generators: self.generators,
+            outputs,
+            sources: table,
+        })
+    }
+}
+
+/// Ascending indexes below `len`, from their text.
+fn parse_indexes(text: &str, len: usize) -> Result<Vec<u32>, String> {
+    let mut indexes: Vec<u32> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let index: u32 = word
+            .parse()
+            .map_err(|_| format!("hold {}, which is not an index", input_text::echo(word)))?;
+        if index as usize >= len {
+            return Err(format!("index {index}, past the table's {len} IRIs"));
+        }
+        if indexes.last().is_some_and(|&last| last >= index) {
+            return Err("are not in ascending order".to_owned());
+        }
+        indexes.push(index);
+    }
+    Ok(indexes)
 }
 
 /// Why the lock (or the journal beside it) could not be read.
@@ -172,8 +327,9 @@ impl Lock {
                 )));
             }
         }
-        let mut lock: Lock = serde_json::from_str(text)
+        let raw: RawLock = serde_json::from_str(text)
             .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
+        let mut lock = raw.into_lock().map_err(error)?;
         for g in &lock.generators {
             if let Some(oci) = &g.oci
                 && !(seams_registry::is_digest(&oci.manifest_digest)
@@ -194,13 +350,46 @@ impl Lock {
 
     /// The lock's canonical text.
     pub fn to_text(&self) -> String {
-        let mut lock = self.clone();
-        lock.generators
-            .sort_by(|a, b| a.name.cmp(&b.name).then(a.source.cmp(&b.source)));
-        lock.outputs.sort_by(|a, b| a.path.cmp(&b.path));
+        // The lock's fields, in order, borrowed: a lock of thousands of
+        // outputs is not copied to be sorted.
+        #[derive(Serialize)]
+        struct Text<'a> {
+            lock_version: u32,
+            seams_version: &'a str,
+            model_hash: &'a str,
+            manifest_sha256: &'a str,
+            model_files: &'a [LockedModelFile],
+            incomplete: bool,
+            generators: Vec<&'a LockedGenerator>,
+            outputs: Vec<&'a LockedOutput>,
+            sources: &'a [String],
+        }
+        let mut generators: Vec<&LockedGenerator> = self.generators.iter().collect();
+        generators.sort_by(|a, b| a.name.cmp(&b.name).then(a.source.cmp(&b.source)));
+        let mut outputs: Vec<&LockedOutput> = self.outputs.iter().collect();
+        outputs.sort_by(|a, b| a.path.cmp(&b.path));
+        let lock = Text {
+            lock_version: self.lock_version,
+            seams_version: &self.seams_version,
+            model_hash: &self.model_hash,
+            manifest_sha256: &self.manifest_sha256,
+            model_files: &self.model_files,
+            incomplete: self.incomplete,
+            generators,
+            outputs,
+            sources: &self.sources,
+        };
         let mut text = serde_json::to_string_pretty(&lock).expect("a lock always serializes");
         text.push('\n');
         text
+    }
+
+    /// The IRIs of an output's sources.
+    pub fn source_iris<'a>(&'a self, output: &'a LockedOutput) -> impl Iterator<Item = &'a str> {
+        output
+            .sources
+            .iter()
+            .filter_map(|&i| self.sources.get(i as usize).map(String::as_str))
     }
 }
 
@@ -246,7 +435,7 @@ mod tests {
                     generator: "htmx".into(),
                     generator_version: "0.1.0".into(),
                     component_sha256: "cd".into(),
-                    sources: vec!["urn:a".into()],
+                    sources: vec![1],
                 },
                 LockedOutput {
                     path: "out/a.html".into(),
@@ -257,6 +446,7 @@ mod tests {
                     sources: vec![],
                 },
             ],
+            sources: vec!["urn:a".into(), "urn:b".into()],
         }
     }
 
@@ -388,6 +578,68 @@ mod tests {
                 "{bad}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn sources_are_one_line_of_indexes_into_the_table() {
+        let text = lock().to_text();
+        assert!(text.contains("\"sources\": \"1\""), "{text}");
+        assert!(text.contains("\"sources\": \"\""), "{text}");
+        assert!(
+            text.ends_with("\"sources\": [\n    \"urn:a\",\n    \"urn:b\"\n  ]\n}\n"),
+            "{text}"
+        );
+        let back = Lock::parse("seams.lock", &text).unwrap();
+        let b = back
+            .outputs
+            .iter()
+            .find(|o| o.path == "out/b.html")
+            .unwrap();
+        assert_eq!(back.source_iris(b).collect::<Vec<_>>(), ["urn:b"]);
+    }
+
+    #[test]
+    fn sources_that_do_not_index_the_table_are_refused_naming_the_output() {
+        let text = lock().to_text();
+        for (bad, says) in [
+            ("\"sources\": \"1\"", "\"sources\": \"2\""),
+            ("\"sources\": \"1\"", "\"sources\": \"1 0\""),
+            ("\"sources\": \"1\"", "\"sources\": \"1 1\""),
+            ("\"sources\": \"1\"", "\"sources\": \"-1\""),
+            ("\"sources\": \"1\"", "\"sources\": \"\\u001b[2J\""),
+            ("\"sources\": \"1\"", "\"sources\": [\"urn:b\"]"),
+            ("\"urn:a\",\n    \"urn:b\"", "\"urn:b\",\n    \"urn:a\""),
+        ] {
+            let crafted = text.replacen(bad, says, 1);
+            assert_ne!(crafted, text);
+            let err = Lock::parse("seams.lock", &crafted).unwrap_err();
+            assert!(matches!(err, LockError::Invalid { .. }), "{says}: {err:?}");
+            let err = err.to_string();
+            assert!(
+                err.contains("out/b.html") || err.contains("not sorted"),
+                "{says}: {err}"
+            );
+            assert!(!err.contains('\u{1b}'), "{err:?}");
+        }
+    }
+
+    #[test]
+    fn a_format_4_lock_lists_iris_per_output_and_reads_as_a_table() {
+        let v4 = r#"{"lock_version": 4, "seams_version": "0.1.0", "model_hash": "ab", "manifest_sha256": "ef", "incomplete": false, "generators": [], "outputs": [
+            {"path": "out/a.html", "sha256": "1", "generator": "g", "generator_version": "1", "component_sha256": "c", "sources": ["urn:z", "urn:a"]},
+            {"path": "out/b.html", "sha256": "2", "generator": "g", "generator_version": "1", "component_sha256": "c", "sources": ["urn:m"]}
+        ]}"#;
+        let lock = Lock::parse("seams.lock", v4).unwrap();
+        assert_eq!(lock.sources, ["urn:a", "urn:m", "urn:z"]);
+        assert_eq!(lock.outputs[0].sources, [0, 2]);
+        assert_eq!(lock.outputs[1].sources, [1]);
+        assert_eq!(
+            lock.lock_version, 4,
+            "kept, so the next generate rewrites it"
+        );
+        let indexed = v4.replace("[\"urn:m\"]", "\"0\"");
+        let err = Lock::parse("seams.lock", &indexed).unwrap_err().to_string();
+        assert!(err.contains("not in the form of lock_version 4"), "{err}");
     }
 
     #[test]

@@ -139,16 +139,42 @@ impl OutputDir {
         );
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
-        let file = parent.open_with(&temp, &options)?;
+        let mut file = parent.open_with(&temp, &options)?;
         // Dropped on an error below, it removes the temporary file.
-        let mut staged = Staged {
+        let staged = Staged {
             dir: parent,
             temp,
             name: name.to_owned(),
-            file: None,
         };
-        staged.file.insert(file).write_all(bytes)?;
+        // Closed once written: a batch of thousands of files holds no
+        // descriptors.
+        file.write_all(bytes)?;
         Ok(staged)
+    }
+
+    /// Stages the file `temp`, a temporary file of this directory (as a
+    /// run's [`seams_runtime::Sink::Files`] writes them), to become `rel`:
+    /// no bytes are copied.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a path (or symlink) that leads outside.
+    pub(crate) fn adopt(&self, temp: &str, rel: &str) -> std::io::Result<Staged> {
+        if let Some((parent, _)) = rel.rsplit_once('/') {
+            self.dir.create_dir_all(parent)?;
+        }
+        // Only a regular file of this directory, never through a symlink.
+        let kind = self.dir.symlink_metadata(temp)?.file_type();
+        if !kind.is_file() {
+            return Err(std::io::Error::other(format!(
+                "{temp} is not a file seams wrote"
+            )));
+        }
+        Ok(Staged {
+            dir: self.dir.try_clone()?,
+            temp: temp.to_owned(),
+            name: rel.to_owned(),
+        })
     }
 
     /// Syncs the directory `rel` (`""` for this one), so that the renames
@@ -205,6 +231,42 @@ impl OutputDir {
     }
 }
 
+/// The directories [`OutputDir::create`] made, innermost first. Dropped,
+/// it removes those still empty: a run that ends up writing nothing
+/// leaves nothing behind.
+#[derive(Debug)]
+pub(crate) struct Created {
+    dirs: Vec<std::path::PathBuf>,
+}
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        for dir in &self.dirs {
+            // Fails, and stops, at the first directory that is not empty.
+            if std::fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+impl OutputDir {
+    /// Creates `path` and its missing parents; which ones it made.
+    ///
+    /// # Errors
+    ///
+    /// A directory cannot be created.
+    pub(crate) fn create(path: &Path) -> std::io::Result<Created> {
+        let dirs: Vec<_> = path
+            .ancestors()
+            .take_while(|dir| !dir.as_os_str().is_empty() && !dir.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        std::fs::create_dir_all(path)?;
+        Ok(Created { dirs })
+    }
+}
+
 /// A file written to a temporary name, waiting to be synced and renamed
 /// into place; dropped before its rename, the temporary file is removed.
 #[derive(Debug)]
@@ -212,7 +274,6 @@ pub struct Staged {
     dir: Dir,
     temp: String,
     name: String,
-    file: Option<cap_std::fs::File>,
 }
 
 impl Staged {
@@ -222,10 +283,13 @@ impl Staged {
     ///
     /// An I/O error.
     pub fn sync(&self) -> std::io::Result<()> {
-        match &self.file {
-            Some(file) => file.sync_all(),
-            None => Ok(()),
-        }
+        self.open()?.sync_all()
+    }
+
+    fn open(&self) -> std::io::Result<cap_std::fs::File> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        self.dir.open_with(&self.temp, &options)
     }
 
     /// Makes every file staged on this one's file system durable at once
@@ -236,10 +300,7 @@ impl Staged {
     ///
     /// An I/O error.
     pub fn sync_file_system(&self) -> std::io::Result<()> {
-        match &self.file {
-            Some(file) => rustix::fs::syncfs(file).map_err(std::io::Error::from),
-            None => Ok(()),
-        }
+        rustix::fs::syncfs(self.open()?).map_err(std::io::Error::from)
     }
 
     /// Renames the file into place.
@@ -248,7 +309,6 @@ impl Staged {
     ///
     /// An I/O error.
     pub fn rename(mut self) -> std::io::Result<()> {
-        self.file = None;
         let renamed = self.dir.rename(&self.temp, &self.dir, &self.name);
         if renamed.is_ok() {
             self.temp.clear();
@@ -262,5 +322,62 @@ impl Drop for Staged {
         if !self.temp.is_empty() {
             let _ = self.dir.remove_file(&self.temp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_adopted_file_is_renamed_into_place_without_a_copy() {
+        let root = tempfile::tempdir().unwrap();
+        let out = OutputDir::open(root.path()).unwrap();
+        let blob = seams_runtime::Blob::write(root.path(), b"page\n").unwrap();
+        let (_, name) = blob.file();
+        let staged = out.adopt(name, "deep/er/page.html").unwrap();
+        staged.sync_file_system().unwrap();
+        staged.rename().unwrap();
+        assert_eq!(
+            std::fs::read(root.path().join("deep/er/page.html")).unwrap(),
+            b"page\n"
+        );
+        assert_eq!(out.leftovers(true).unwrap(), Vec::<String>::new());
+        drop(blob);
+        assert!(root.path().join("deep/er/page.html").exists(), "kept");
+        // Only a regular file of the directory is adopted.
+        std::os::unix::fs::symlink("/etc/passwd", root.path().join(".seams-tmp-link")).unwrap();
+        assert!(out.adopt(".seams-tmp-link", "stolen.txt").is_err());
+        assert!(out.adopt("missing", "x.txt").is_err());
+    }
+
+    #[test]
+    fn a_staged_file_dropped_before_its_rename_is_removed() {
+        let root = tempfile::tempdir().unwrap();
+        let out = OutputDir::open(root.path()).unwrap();
+        let staged = out.stage("a/b.txt", b"x").unwrap();
+        assert_eq!(out.leftovers(true).unwrap().len(), 1);
+        drop(staged);
+        assert_eq!(out.leftovers(true).unwrap(), Vec::<String>::new());
+        assert!(!root.path().join("a/b.txt").exists());
+    }
+
+    #[test]
+    fn directories_a_run_created_go_when_it_wrote_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("gen/out");
+        drop(OutputDir::create(&out).unwrap());
+        assert!(!root.path().join("gen").exists(), "both created, both gone");
+
+        let created = OutputDir::create(&out).unwrap();
+        std::fs::write(out.join("kept.txt"), "x").unwrap();
+        drop(created);
+        assert!(out.join("kept.txt").exists(), "a written file stays");
+
+        std::fs::remove_file(out.join("kept.txt")).unwrap();
+        std::fs::remove_dir(&out).unwrap();
+        // "gen" was there before: only "out" is the run's.
+        drop(OutputDir::create(&out).unwrap());
+        assert!(root.path().join("gen").exists() && !out.exists());
     }
 }

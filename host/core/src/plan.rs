@@ -2,7 +2,7 @@
 //! decided as a plain value from the audit, before anything is touched.
 //! [`crate::apply`] carries it out.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::audit::{Contents, FileAudit, FileState};
 use crate::generation::{Generation, SourcedRun};
@@ -21,6 +21,44 @@ pub(crate) fn lock_for(
     previous: Option<&Lock>,
 ) -> Lock {
     let out_dir = posix(&project.output_dir);
+    // A failed generator's entries are the old ones.
+    let failed: Vec<String> = generation.failures.iter().map(|(s, _)| s.label()).collect();
+    let kept: Vec<(&LockedGenerator, Vec<&LockedOutput>)> = previous
+        .iter()
+        .flat_map(|previous| {
+            previous
+                .generators
+                .iter()
+                .filter(|g| failed.contains(&g.source))
+                .map(|g| {
+                    let outputs = previous
+                        .outputs
+                        .iter()
+                        .filter(|o| o.generator == g.name)
+                        .collect();
+                    (g, outputs)
+                })
+        })
+        .collect();
+    // The table of every IRI an output cites, and each one's index.
+    let mut iris: BTreeSet<&str> = generation
+        .runs
+        .iter()
+        .flat_map(|r| &r.run.outputs)
+        .flat_map(|o| o.sources.iter().map(|iri| &**iri))
+        .collect();
+    if let Some(previous) = previous {
+        for (_, outputs) in &kept {
+            for output in outputs {
+                iris.extend(previous.source_iris(output));
+            }
+        }
+    }
+    let index: HashMap<&str, u32> = iris
+        .iter()
+        .enumerate()
+        .map(|(i, iri)| (*iri, i as u32))
+        .collect();
     let mut lock = Lock {
         lock_version: LOCK_VERSION,
         seams_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -33,6 +71,7 @@ pub(crate) fn lock_for(
         incomplete: !generation.failures.is_empty(),
         generators: Vec::new(),
         outputs: Vec::new(),
+        sources: iris.iter().map(|iri| (*iri).to_owned()).collect(),
     };
     for SourcedRun { source, run, files } in &generation.runs {
         let oci = project
@@ -48,6 +87,13 @@ pub(crate) fn lock_for(
             component_sha256: run.component_sha256.clone(),
             oci,
         });
+        // An output's sources are sorted, and so is the table: its indexes
+        // ascend.
+        let sources: Vec<Vec<u32>> = run
+            .outputs
+            .iter()
+            .map(|o| o.sources.iter().map(|iri| index[&**iri]).collect())
+            .collect();
         for file in files {
             lock.outputs.push(LockedOutput {
                 path: format!("{out_dir}/{}", file.path),
@@ -55,22 +101,18 @@ pub(crate) fn lock_for(
                 generator: run.meta.name.clone(),
                 generator_version: run.meta.version.clone(),
                 component_sha256: run.component_sha256.clone(),
-                sources: run.outputs[file.output].sources.clone(),
+                sources: sources[file.output].clone(),
             });
         }
     }
     if let Some(previous) = previous {
-        for (source, _) in &generation.failures {
-            let label = source.label();
-            for g in previous.generators.iter().filter(|g| g.source == label) {
-                lock.generators.push(g.clone());
-                lock.outputs.extend(
-                    previous
-                        .outputs
-                        .iter()
-                        .filter(|o| o.generator == g.name)
-                        .cloned(),
-                );
+        for (generator, outputs) in kept {
+            lock.generators.push(generator.clone());
+            for output in outputs {
+                lock.outputs.push(LockedOutput {
+                    sources: previous.source_iris(output).map(|iri| index[iri]).collect(),
+                    ..output.clone()
+                });
             }
         }
     }
@@ -251,6 +293,7 @@ mod tests {
                     sources: Vec::new(),
                 })
                 .collect(),
+            sources: Vec::new(),
         }
     }
 

@@ -16,7 +16,9 @@
 //! needs (instantiation, dropping a store) are not enforced: there the
 //! count is kept but nothing stops.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+use mimalloc::MiMalloc;
 use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -280,28 +282,28 @@ fn refund(bytes: usize) {
 /// The system allocator, charging each run's allocations to its budget.
 pub(crate) struct Accounting;
 
-// SAFETY: every call is forwarded to `System` unchanged; the accounting
+// SAFETY: every call is forwarded to `MiMalloc` unchanged; the accounting
 // only reads and writes thread-locals and an atomic, and never allocates.
 unsafe impl GlobalAlloc for Accounting {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         charge(layout.size());
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.alloc(layout) }
+        unsafe { MiMalloc.alloc(layout) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         charge(layout.size());
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { MiMalloc.alloc_zeroed(layout) }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         refund(layout.size());
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { MiMalloc.dealloc(ptr, layout) }
     }
 
     #[inline]
@@ -312,7 +314,7 @@ unsafe impl GlobalAlloc for Accounting {
             refund(layout.size() - new_size);
         }
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
     }
 }
 

@@ -158,6 +158,17 @@ pub enum GeneratorErrorKind {
         "seams failed while running it (a bug in seams, please report it): {0}; the other generators carried on"
     )]
     Internal(String),
+    /// A rendered file could not be written to where the run keeps its
+    /// files.
+    #[error(
+        "cannot write a rendered file to {dir}: {message}; free space there or check its permissions"
+    )]
+    Write {
+        /// The directory.
+        dir: String,
+        /// The system's error.
+        message: String,
+    },
 }
 
 impl GeneratorErrorKind {

@@ -47,6 +47,7 @@ mod protocol;
 mod runtime;
 mod sandbox;
 mod since_v0_1_0;
+mod sink;
 
 /// Every heap allocation of the process goes through the accounting
 /// allocator, so that a run's host-side work is charged to its budget.
@@ -59,7 +60,8 @@ pub use limits::Limits;
 pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
 pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
 pub use protocol::PROTOCOL_VERSION;
-pub use runtime::{GeneratorRun, LoadedGenerator, Output, Runtime};
+pub use runtime::{GeneratorRun, LoadedGenerator, Output, Runtime, Stored};
+pub use sink::{Blob, Sink};
 
 /// Hooks for seams' own tests and benchmarks; not part of the stable API.
 #[doc(hidden)]

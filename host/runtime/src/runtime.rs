@@ -13,7 +13,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store, Trap};
 
 use seams_model::{Model, input_text, sha256_hex};
-use seams_templates::{Rendered, TemplateService, TraceLine, sources_of};
+use seams_templates::{Rendered, TemplateService, TraceLine, sidecar_tail, sources_of};
 
 use crate::budget::{self, Budget, Stop};
 use crate::cache;
@@ -22,7 +22,8 @@ use crate::limits::Limits;
 use crate::meta::Meta;
 use crate::since_v0_1_0 as bindings;
 
-use crate::sandbox::{Sandbox, Violation};
+use crate::sandbox::{Kept, Sandbox, Violation};
+use crate::sink::{Blob, Sink};
 use bindings::GeneratorPre;
 
 /// How long between two epoch ticks; the deadline's resolution.
@@ -43,8 +44,12 @@ const HOST_STACK_BYTES: usize = 128 << 20;
 pub struct Output {
     /// The validated relative path.
     pub path: String,
-    /// The file's text.
+    /// The file's text; empty when it was written out ([`Output::stored`]).
     pub text: String,
+    /// The file and its sidecar as the run's [`Sink::Files`] wrote them,
+    /// for files the host rendered; their text and trace are then not in
+    /// memory.
+    pub stored: Option<Stored>,
     /// How the host rendered it, when it did. Once traced, only the
     /// template's name is kept ([`Rendered::shed`]).
     pub rendered: Option<Rendered>,
@@ -52,10 +57,27 @@ pub struct Output {
     /// export's for plain text (when it gives one).
     pub trace: Option<Vec<TraceLine>>,
     /// Model IRIs the file was made from, sorted: the union of its trace's
-    /// terms, or what the `sources` export says for untraced files.
-    pub sources: Vec<String>,
+    /// terms, or what the `sources` export says for untraced files. The
+    /// run's outputs share each IRI's string.
+    pub sources: Vec<Arc<str>>,
     /// Whether a trace or the `sources` export names the file.
     pub named: bool,
+}
+
+/// A rendered file written out by the run, with its sidecar.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The text.
+    pub text: Blob,
+    /// The sidecar, when the render was traced.
+    pub sidecar: Option<Blob>,
+}
+
+impl PartialEq for Stored {
+    fn eq(&self, other: &Self) -> bool {
+        let sidecar = |s: &Stored| s.sidecar.as_ref().map(|b| b.sha256().to_owned());
+        self.text.sha256() == other.text.sha256() && sidecar(self) == sidecar(other)
+    }
 }
 
 /// Everything one generator run produced.
@@ -73,6 +95,9 @@ pub struct GeneratorRun {
     /// return. [`Runtime::run`] refuses a run that has any;
     /// [`Runtime::run_reporting`] returns them for `seams test-generator`.
     pub naming: Vec<String>,
+    /// The fuel the run spent, its wasm and the host's work for it
+    /// together: what `[sandbox] fuel` must allow for this model.
+    pub fuel: u64,
 }
 
 /// A compiled generator, ready to instantiate quickly.
@@ -261,7 +286,23 @@ impl Runtime {
         model: &Arc<Model>,
         limits: &Limits,
     ) -> Result<GeneratorRun, GeneratorError> {
-        let run = self.run_reporting(generator, model, limits)?;
+        self.run_into(generator, model, limits, &Sink::Memory)
+    }
+
+    /// As [`Runtime::run`], each rendered file going to `sink` as soon as
+    /// it is final ([`Output::stored`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::run`], and a file that cannot be written.
+    pub fn run_into(
+        &self,
+        generator: &LoadedGenerator,
+        model: &Arc<Model>,
+        limits: &Limits,
+        sink: &Sink,
+    ) -> Result<GeneratorRun, GeneratorError> {
+        let run = self.run_stored(generator, model, limits, sink.clone())?;
         if let Some(problem) = run.naming.first() {
             return Err(GeneratorError {
                 generator: generator.label.clone(),
@@ -284,10 +325,20 @@ impl Runtime {
         model: &Arc<Model>,
         limits: &Limits,
     ) -> Result<GeneratorRun, GeneratorError> {
+        self.run_stored(generator, model, limits, Sink::Memory)
+    }
+
+    fn run_stored(
+        &self,
+        generator: &LoadedGenerator,
+        model: &Arc<Model>,
+        limits: &Limits,
+        sink: Sink,
+    ) -> Result<GeneratorRun, GeneratorError> {
         let tracing = self.tracing;
-        let ((meta, outputs, naming), log) =
+        let ((meta, outputs, naming, fuel), log) =
             self.call(generator, model, limits, move |store, g| {
-                run_steps(store, g, tracing)
+                run_steps(store, g, tracing, sink)
             })?;
         Ok(GeneratorRun {
             meta,
@@ -295,6 +346,7 @@ impl Runtime {
             outputs,
             log,
             naming,
+            fuel,
         })
     }
 
@@ -509,7 +561,8 @@ fn run_steps(
     store: &mut Store<Sandbox>,
     generator: &LoadedGenerator,
     tracing: bool,
-) -> Result<(Meta, Vec<Output>, Vec<String>), Failure> {
+    sink: Sink,
+) -> Result<(Meta, Vec<Output>, Vec<String>, u64), Failure> {
     let mut naming = Vec::new();
     let instance = instantiate(store, generator)?;
     let api = instance.seams_generator_generator_api();
@@ -521,7 +574,13 @@ fn run_steps(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
     );
-    store.data_mut().set_templates(service, tracing);
+    let sink_dir = match &sink {
+        Sink::Files(dir) => Some(dir.clone()),
+        Sink::Memory => None,
+    };
+    store
+        .data_mut()
+        .set_templates(service, tracing, sink, &meta.name);
 
     let view = api
         .call_extract(&mut *store)?
@@ -549,28 +608,28 @@ fn run_steps(
     let mut outputs = Vec::with_capacity(files.len());
     let mut total = 0usize;
     for file in files {
-        let (text, rendered) = match file.body {
-            bindings::Body::Text(text) => (text, None),
+        let (text, rendered, kept) = match file.body {
+            bindings::Body::Text(text) => (text, None, None),
             bindings::Body::Rendered(resource) => {
-                let rendered = store.data_mut().take_rendered(resource).map_err(|e| {
-                    GeneratorErrorKind::Protocol(format!(
-                        "render returned {:?} with a rendered body the host does not know: {e}",
-                        file.path
-                    ))
-                })?;
+                let (mut rendered, kept) =
+                    store.data_mut().take_rendered(resource).map_err(|e| {
+                        GeneratorErrorKind::Protocol(format!(
+                            "render returned {:?} with a rendered body the host does not know: {e}",
+                            file.path
+                        ))
+                    })?;
                 // Traced already: the text moves to the output. Untraced,
                 // the render keeps it (and its context) for callers that
                 // trace it themselves.
-                let mut rendered = rendered;
                 let text = if rendered.trace.is_some() {
                     std::mem::take(&mut rendered.text)
                 } else {
                     rendered.text.clone()
                 };
-                (text, Some(rendered))
+                (text, Some(rendered), kept)
             }
         };
-        total = total.saturating_add(text.len());
+        total = total.saturating_add(kept.as_ref().map_or(text.len(), |k| k.text.len()));
         if total > limits.max_output_bytes {
             return Err(GeneratorErrorKind::OutputTooLarge {
                 limit_mib: limits.max_output_bytes >> 20,
@@ -581,11 +640,26 @@ fn run_steps(
             path: file.path.clone(),
             reason,
         })?;
+        let (stored, sources) = match kept {
+            Some(kept) => {
+                let (stored, sources) =
+                    store_kept(kept, &file.path).map_err(|e| GeneratorErrorKind::Write {
+                        dir: match &sink_dir {
+                            Some(dir) => dir.display().to_string(),
+                            None => String::new(),
+                        },
+                        message: e.to_string(),
+                    })?;
+                (Some(stored), sources)
+            }
+            None => (None, Vec::new()),
+        };
         outputs.push(Output {
             path: file.path,
-            sources: Vec::new(),
+            named: stored.as_ref().is_some_and(|s| s.sidecar.is_some()),
+            stored,
+            sources,
             trace: None,
-            named: false,
             text,
             rendered,
         });
@@ -598,7 +672,7 @@ fn run_steps(
     // tracing render in `Sandbox::render`).
     for output in outputs.iter_mut().filter(|_| tracing) {
         if let Some(lines) = output.rendered.as_mut().and_then(|r| r.trace.take()) {
-            output.sources = sources_of(&lines);
+            output.sources = store.data_mut().intern_all(sources_of(&lines));
             output.trace = Some(lines);
             output.named = true;
         }
@@ -652,7 +726,7 @@ fn run_steps(
                 ))
             })?;
             check_origins(&line_counts, &output.path, &lines)?;
-            output.sources = sources_of(&lines);
+            output.sources = store.data_mut().intern_all(sources_of(&lines));
             output.trace = Some(lines);
             output.named = true;
         }
@@ -671,17 +745,37 @@ fn run_steps(
                 continue;
             };
             output.named = true;
-            if output.trace.is_some() {
+            if output.trace.is_some() || output.stored.as_ref().is_some_and(|s| s.sidecar.is_some())
+            {
                 continue;
             }
             let mut iris = entry.iris;
             iris.sort();
             iris.dedup();
-            output.sources = iris;
+            output.sources = store.data_mut().intern_all(iris);
         }
     }
-    check_terms(store.data().model(), &outputs)?;
-    Ok((meta, outputs, naming))
+    let sandbox = store.data();
+    check_terms(sandbox.model(), sandbox.terms(), &outputs)?;
+    let fuel = limits.fuel.saturating_sub(store.get_fuel()?);
+    Ok((meta, outputs, naming, fuel))
+}
+
+/// Finishes a render the sink kept, now that its output's path is known:
+/// the stored files and the render's sources.
+fn store_kept(kept: Kept, path: &str) -> std::io::Result<(Stored, Vec<Arc<str>>)> {
+    let sidecar = match kept.sidecar {
+        Some(mut sidecar) => {
+            sidecar.write(sidecar_tail(path).as_bytes())?;
+            Some(sidecar.finish()?)
+        }
+        None => None,
+    };
+    let stored = Stored {
+        text: kept.text,
+        sidecar,
+    };
+    Ok((stored, kept.sources))
 }
 
 /// A generator's own trace may only name lines of its own templates.
@@ -713,22 +807,34 @@ fn check_origins(
 /// Every trace term and every source must be something the model
 /// mentions: the sidecars and the lock cite the model, not what a
 /// generator claims.
-fn check_terms(model: &Model, outputs: &[Output]) -> Result<(), GeneratorErrorKind> {
+fn check_terms<'a>(
+    model: &Model,
+    mut terms: impl Iterator<Item = &'a str>,
+    outputs: &[Output],
+) -> Result<(), GeneratorErrorKind> {
+    // Every term a run cites is interned: each is checked once, and only
+    // when one is wrong are the outputs searched to say where.
+    if terms.all(|term| model.mentions(term)) {
+        return Ok(());
+    }
     let mut known: HashSet<&str> = HashSet::new();
     for output in outputs {
         let traced = output
             .trace
             .iter()
             .flatten()
-            .flat_map(|l| l.terms.iter().map(move |t| (t, Some(l.line))));
-        let sourced = output.sources.iter().map(|t| (t, None));
+            .flat_map(|l| l.terms.iter().map(move |t| (t.as_str(), Some(l.line))));
+        let sourced = output.sources.iter().map(|t| (&**t, None));
+        // A stored sidecar's terms are its sources.
+        let stored_trace = output.stored.as_ref().is_some_and(|s| s.sidecar.is_some());
         for (term, line) in traced.chain(sourced) {
-            if known.contains(term.as_str()) {
+            if known.contains(term) {
                 continue;
             }
             if !model.mentions(term) {
                 let what = match line {
                     Some(n) => format!("the trace of {:?} line {n}", output.path),
+                    None if stored_trace => format!("the trace of {:?}", output.path),
                     None => format!("the sources of {:?}", output.path),
                 };
                 return Err(GeneratorErrorKind::Protocol(format!(

@@ -1,6 +1,7 @@
 //! A generator's store data: its locked-down WASI context and the host
 //! services it may call, each bounded.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -11,8 +12,9 @@ use crate::budget::Budget;
 use crate::capture::Capture;
 use crate::error::GeneratorErrorKind;
 use crate::limits::Limits;
+use crate::sink::{Blob, BlobWriter, Sink};
 use seams_model::{Model, QueryError};
-use seams_templates::{Rendered, TemplateService};
+use seams_templates::{Rendered, Scopes, TemplateService, sidecar_head, sources_of};
 
 /// Bytes of seeded randomness; the stream cycles after this.
 const RANDOM_BYTES: usize = 64 << 10;
@@ -38,6 +40,19 @@ pub(crate) enum ServiceError {
     Template(String),
 }
 
+/// A render written to the run's [`Sink`] as soon as it was made: what
+/// stays of it in memory.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    /// The text.
+    pub(crate) text: Blob,
+    /// The sidecar's start, written; it is finished once the render's
+    /// output path is known.
+    pub(crate) sidecar: Option<BlobWriter>,
+    /// The union of the trace's terms.
+    pub(crate) sources: Vec<Arc<str>>,
+}
+
 /// A trap raised by a host service.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -50,6 +65,15 @@ pub(crate) struct Sandbox {
     templates: Option<Arc<TemplateService>>,
     /// Whether each render is traced as it is made.
     tracing: bool,
+    /// Where renders go once made (and traced).
+    sink: Sink,
+    /// The generator's name, for its sidecars.
+    generator: String,
+    /// Renders written to the sink, by handle.
+    kept: HashMap<u32, Kept>,
+    /// Every model IRI the run's outputs cite, once: thousands of pages
+    /// that each cite the same thousands of IRIs share their strings.
+    terms: HashSet<Arc<str>>,
     /// A failure of the host's own work for the generator (its tracing
     /// render), which the trap it raises does not carry.
     failure: Option<GeneratorErrorKind>,
@@ -93,6 +117,10 @@ impl Sandbox {
             model,
             templates: None,
             tracing: false,
+            sink: Sink::Memory,
+            generator: String::new(),
+            kept: HashMap::new(),
+            terms: HashSet::new(),
             failure: None,
             limits,
             budget,
@@ -119,10 +147,19 @@ impl Sandbox {
     }
 
     /// The generator's templates; with `tracing`, each render is traced
-    /// as it is made, so that its context need not be kept.
-    pub(crate) fn set_templates(&mut self, templates: Arc<TemplateService>, tracing: bool) {
+    /// as it is made, so that its context need not be kept; then written
+    /// to `sink`, so that its text need not be kept either.
+    pub(crate) fn set_templates(
+        &mut self,
+        templates: Arc<TemplateService>,
+        tracing: bool,
+        sink: Sink,
+        generator: &str,
+    ) {
         self.templates = Some(templates);
         self.tracing = tracing;
+        self.sink = sink;
+        generator.clone_into(&mut self.generator);
     }
 
     /// The failure of the host's own work, if that is what stopped the run.
@@ -134,13 +171,61 @@ impl Sandbox {
         self.log.lock().expect("log lock").take_lines()
     }
 
+    /// The render behind a handle the generator returned, and what of it
+    /// went to the sink.
     pub(crate) fn take_rendered(
         &mut self,
         resource: Resource<Rendered>,
-    ) -> Result<Rendered, wasmtime::component::ResourceTableError> {
+    ) -> Result<(Rendered, Option<Kept>), wasmtime::component::ResourceTableError> {
+        let kept = self.kept.remove(&resource.rep());
         let rendered = self.table.delete(resource)?;
         self.rendered_live -= 1;
-        Ok(rendered)
+        Ok((rendered, kept))
+    }
+
+    /// `terms`, each as the run's one shared string.
+    pub(crate) fn intern_all(&mut self, terms: Vec<String>) -> Vec<Arc<str>> {
+        terms
+            .into_iter()
+            .map(|term| match self.terms.get(term.as_str()) {
+                Some(shared) => shared.clone(),
+                None => {
+                    let shared: Arc<str> = Arc::from(term);
+                    self.terms.insert(shared.clone());
+                    shared
+                }
+            })
+            .collect()
+    }
+
+    /// Every term the run's outputs cite so far.
+    pub(crate) fn terms(&self) -> impl Iterator<Item = &str> {
+        self.terms.iter().map(|t| &**t)
+    }
+
+    /// Writes a finished render to the sink, leaving only its template's
+    /// name; `None` when the sink is memory.
+    fn keep(&mut self, rendered: &mut Rendered) -> std::io::Result<Option<Kept>> {
+        let Some(mut text) = BlobWriter::new(&self.sink) else {
+            return Ok(None);
+        };
+        text.write(rendered.text.as_bytes())?;
+        let text = text.finish()?;
+        let (sidecar, sources) = match rendered.trace.take() {
+            Some(lines) => {
+                let mut sidecar = BlobWriter::new(&self.sink).expect("the sink keeps files");
+                sidecar.write(sidecar_head(&self.generator, &lines).as_bytes())?;
+                (Some(sidecar), self.intern_all(sources_of(&lines)))
+            }
+            None => (None, Vec::new()),
+        };
+        rendered.text = String::new();
+        rendered.shed();
+        Ok(Some(Kept {
+            text,
+            sidecar,
+            sources,
+        }))
     }
 
     fn trap(&mut self, violation: Violation, message: &'static str) -> wasmtime::Error {
@@ -293,7 +378,12 @@ impl Sandbox {
         let passes = if self.tracing { 2 } else { 1 };
         self.charge_fuel(passes * (context_bytes + rendered.text.len()))?;
         if self.tracing {
-            match service.trace(&rendered) {
+            // Written out, a render keeps only its sidecar: no scopes.
+            let scopes = match self.sink {
+                Sink::Memory => Scopes::Kept,
+                Sink::Files(_) => Scopes::Dropped,
+            };
+            match service.trace_with(&rendered, scopes) {
                 Ok(lines) => {
                     rendered.trace = Some(lines);
                     rendered.shed();
@@ -309,7 +399,19 @@ impl Sandbox {
         if self.rendered_bytes > self.limits.max_output_bytes {
             return Err(self.trap(Violation::OutputSize, "rendered output cap reached"));
         }
+        let kept = match self.keep(&mut rendered) {
+            Ok(kept) => kept,
+            Err(e) => {
+                self.failure = Some(self.write_failure(&e));
+                return Err(wasmtime::Error::new(HostTrap(
+                    "a render could not be written",
+                )));
+            }
+        };
         let handle = self.table.push(rendered)?;
+        if let Some(kept) = kept {
+            self.kept.insert(handle.rep(), kept);
+        }
         self.rendered_live += 1;
         Ok(Ok(handle))
     }
@@ -318,14 +420,41 @@ impl Sandbox {
         &mut self,
         rendered: &Resource<Rendered>,
     ) -> wasmtime::Result<String> {
-        Ok(self.table.get(rendered)?.text.clone())
+        let text = self.table.get(rendered)?.text.clone();
+        let Some(kept) = self.kept.get(&rendered.rep()) else {
+            return Ok(text);
+        };
+        // Written out already: read back (it was a string when written).
+        match kept.text.read() {
+            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) => {
+                self.failure = Some(self.write_failure(&e));
+                Err(wasmtime::Error::new(HostTrap(
+                    "a written render could not be read back",
+                )))
+            }
+        }
     }
 
     pub(crate) fn drop_rendered(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<()> {
+        let kept = self.kept.remove(&rendered.rep());
         let r = self.table.delete(rendered)?;
         self.rendered_live -= 1;
-        self.rendered_bytes = self.rendered_bytes.saturating_sub(r.text.len());
+        let len = kept.map_or(r.text.len(), |k| k.text.len());
+        self.rendered_bytes = self.rendered_bytes.saturating_sub(len);
         Ok(())
+    }
+
+    /// The failure of writing to (or reading from) the sink.
+    fn write_failure(&self, e: &std::io::Error) -> GeneratorErrorKind {
+        let dir = match &self.sink {
+            Sink::Files(dir) => dir.display().to_string(),
+            Sink::Memory => String::new(),
+        };
+        GeneratorErrorKind::Write {
+            dir,
+            message: e.to_string(),
+        }
     }
 
     /// A line of the generator's log; `warning` prefixes it.

@@ -33,7 +33,9 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         progress: progress.as_ref(),
         wait: Wait::NoWait,
     };
+    let mut project_fuel = 0;
     let result = in_project(&args.project.project, |project, runtime| {
+        project_fuel = project.limits.fuel;
         match generate(project, runtime, &options) {
             Err(GenerateError::Busy { .. }) if !flags.no_wait => {
                 if !io.console.quiet {
@@ -72,6 +74,13 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         let _ = io.out.write_all(text.as_bytes());
     }
     if io.console.verbose > 0 {
+        for (generator, fuel) in &report.fuel {
+            let _ = writeln!(
+                io.err,
+                "{}: spent {fuel} fuel of {project_fuel} ([sandbox] fuel)",
+                shown(generator)
+            );
+        }
         let _ = writeln!(io.err, "took {:.2} s", started.elapsed().as_secs_f64());
     }
     code

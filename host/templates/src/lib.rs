@@ -33,8 +33,9 @@ mod syntax;
 mod trace;
 
 pub use error::TemplateError;
-pub use service::{Rendered, TemplateService};
+pub use service::{Rendered, Scopes, TemplateService};
 pub use syntax::Syntax;
 pub use trace::{
-    SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_path, sources_of,
+    SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_head, sidecar_path,
+    sidecar_tail, sources_of,
 };

@@ -150,6 +150,22 @@ impl TemplateService {
     /// sentinels does not give the text back; either names the template
     /// and line.
     pub fn trace(&self, rendered: &Rendered) -> Result<Vec<TraceLine>, TemplateError> {
+        self.trace_with(rendered, Scopes::Kept)
+    }
+
+    /// [`TemplateService::trace`], keeping each line's
+    /// [`TraceLine::scope`] only when asked: sidecars do not carry it,
+    /// and reading it off the view for every line is most of the cost of
+    /// the lines whose terms are their own.
+    ///
+    /// # Errors
+    ///
+    /// As [`TemplateService::trace`].
+    pub fn trace_with(
+        &self,
+        rendered: &Rendered,
+        scopes: Scopes,
+    ) -> Result<Vec<TraceLine>, TemplateError> {
         let name = rendered.template.as_str();
         let collision = [SENTINEL_OPEN, SENTINEL_CLOSE]
             .iter()
@@ -170,7 +186,15 @@ impl TemplateService {
         let traced = self.render_traced(rendered)?;
         let root = json_view_iris(&rendered.context).unwrap_or_default();
         let st = self.state.lock().expect("trace state");
-        parse_traced(name, &traced, &rendered.text, &st.marks, &st.origins, &root)
+        parse_traced(
+            name,
+            &traced,
+            &rendered.text,
+            &st.marks,
+            &st.origins,
+            &root,
+            scopes,
+        )
     }
 
     /// The instrumented render of `rendered`'s template and context: its
@@ -188,6 +212,15 @@ impl TemplateService {
     }
 }
 
+/// Whether a trace keeps each line's scope ([`TraceLine::scope`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scopes {
+    /// Kept: for goldens, which may cite a line's enclosing view object.
+    Kept,
+    /// Left empty where the line's terms do not come from it: for sidecars.
+    Dropped,
+}
+
 /// Splits the traced text into lines and their marks, checks that the
 /// text is the normal render's, and builds the trace lines.
 fn parse_traced(
@@ -197,6 +230,7 @@ fn parse_traced(
     marks: &[MarkInfo],
     origins: &Origins,
     root: &[String],
+    scopes: Scopes,
 ) -> Result<Vec<TraceLine>, TemplateError> {
     fn chain_of<'a>(m: &'a MarkInfo, origins: &'a Origins) -> impl Iterator<Item = &'a str> {
         m.chain
@@ -230,8 +264,17 @@ fn parse_traced(
         }
         stripped.push_str(&traced[pos..at]);
         let body_start = at + open.len();
-        let end = memchr::memmem::find(&bytes[body_start..], close.as_bytes())
-            .map_or(bytes.len(), |e| body_start + e);
+        // A sentinel is its mark's number, then the closing character.
+        let digits = bytes[body_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let end = if traced[body_start + digits..].starts_with(&close) {
+            body_start + digits
+        } else {
+            memchr::memmem::find(&bytes[body_start..], close.as_bytes())
+                .map_or(bytes.len(), |e| body_start + e)
+        };
         if let Ok(i) = traced[body_start..end].parse::<usize>()
             && i < marks.len()
         {
@@ -286,13 +329,20 @@ fn parse_traced(
                 terms.extend(iris);
             }
         }
-        let scope = line_marks
-            .iter()
-            .find_map(|&m| {
-                let info = &marks[m];
-                info.enclosing.iter().chain(&info.frame).find_map(view_iris)
-            })
-            .unwrap_or_else(|| root.to_vec());
+        let scope = || {
+            line_marks
+                .iter()
+                .find_map(|&m| {
+                    let info = &marks[m];
+                    info.enclosing.iter().chain(&info.frame).find_map(view_iris)
+                })
+                .unwrap_or_else(|| root.to_vec())
+        };
+        let scope = if terms.is_empty() || scopes == Scopes::Kept {
+            scope()
+        } else {
+            Vec::new()
+        };
         // No value read off a view object: the enclosing view object's.
         if terms.is_empty() {
             terms.extend(scope.iter().cloned());

@@ -46,10 +46,32 @@ pub struct Trace {
 impl Trace {
     /// The sidecar's exact text: two-space indent, final newline.
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("a trace always serializes");
-        text.push('\n');
+        let mut text = sidecar_head(&self.generator, &self.lines);
+        text.push_str(&sidecar_tail(&self.output));
         text
     }
+}
+
+/// The start of a sidecar's text, up to its lines: what a render's trace
+/// gives before the output's path is known. [`sidecar_tail`] completes it.
+pub fn sidecar_head(generator: &str, lines: &[TraceLine]) -> String {
+    #[derive(Serialize)]
+    struct Head<'a> {
+        generator: &'a str,
+        lines: &'a [TraceLine],
+    }
+    let mut text =
+        serde_json::to_string_pretty(&Head { generator, lines }).expect("a trace serializes");
+    // The object stays open for the fields that follow `lines`.
+    text.truncate(text.len() - "\n}".len());
+    text
+}
+
+/// The end of a sidecar's text, after [`sidecar_head`]: the output's path
+/// and the format version, with the final newline.
+pub fn sidecar_tail(output: &str) -> String {
+    let output = serde_json::to_string(output).expect("a string serializes");
+    format!(",\n  \"output\": {output},\n  \"trace_version\": {TRACE_VERSION}\n}}\n")
 }
 
 /// The sorted union of the lines' terms: a traced output's lock sources.
@@ -147,6 +169,35 @@ mod tests {
 }
 "#;
         assert_eq!(trace.to_json(), expected);
+    }
+
+    #[test]
+    fn head_and_tail_make_the_whole_sidecar_serde_writes() {
+        let line = |n, terms: &[&str]| TraceLine {
+            line: n,
+            templates: vec![format!("page.html:{n}")],
+            terms: terms.iter().map(|t| t.to_string()).collect(),
+            scope: Vec::new(),
+        };
+        for (generator, lines, output) in [
+            ("htmx", vec![], "a.html"),
+            ("g", vec![line(1, &[])], "dir/b \"quoted\".txt"),
+            (
+                "g",
+                vec![line(1, &["urn:a"]), line(3, &["urn:b", "urn:c"])],
+                "\u{e9}\n.txt",
+            ),
+        ] {
+            let trace = Trace {
+                generator: generator.into(),
+                lines,
+                output: output.into(),
+                trace_version: TRACE_VERSION,
+            };
+            let mut serde = serde_json::to_string_pretty(&trace).unwrap();
+            serde.push('\n');
+            assert_eq!(trace.to_json(), serde);
+        }
     }
 
     #[test]

@@ -501,6 +501,7 @@ mod tests {
             outputs: vec![Output {
                 path: "a.txt".into(),
                 text: text.into(),
+                stored: None,
                 rendered: None,
                 trace: None,
                 sources: Vec::new(),
@@ -508,6 +509,7 @@ mod tests {
             }],
             log: Vec::new(),
             naming: Vec::new(),
+            fuel: 0,
         }
     }
 
