@@ -13,7 +13,9 @@ use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime
 use crate::audit::locked_path;
 use crate::error::GenerateError;
 use crate::journal::{JOURNAL_FILE, Journal};
-use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
+use crate::lock::{
+    LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci, LockedOutput,
+};
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, MANIFEST, Project, posix};
 use seams_registry::{Fetched, Pin, Reference, Registry, RegistryError};
@@ -384,18 +386,41 @@ pub(crate) fn up_to_date(
             return Ok(false);
         }
     }
-    for entry in &lock.outputs {
-        let rel = locked_path(project, &entry.path)?;
-        let Some(out) = out else {
-            return Ok(false);
-        };
-        let disk = out.read(&rel).map_err(|source| GenerateError::Io {
-            path: project.output_path().join(&rel),
-            source,
-        })?;
-        if disk.as_deref().map(sha256_hex).as_deref() != Some(entry.sha256.as_str()) {
-            return Ok(false);
+    let Some(out) = out else {
+        return Ok(lock.outputs.is_empty());
+    };
+    // Every locked file is read and hashed: on all cores, since a no-op
+    // is that and little else.
+    let unchanged = |entries: &[LockedOutput]| -> Result<bool, GenerateError> {
+        for entry in entries {
+            let rel = locked_path(project, &entry.path)?;
+            let disk = out.read(&rel).map_err(|source| GenerateError::Io {
+                path: project.output_path().join(&rel),
+                source,
+            })?;
+            if disk.as_deref().map(sha256_hex).as_deref() != Some(entry.sha256.as_str()) {
+                return Ok(false);
+            }
         }
-    }
-    Ok(true)
+        Ok(true)
+    };
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = lock.outputs.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = lock
+            .outputs
+            .chunks(chunk)
+            .map(|entries| scope.spawn(move || unchanged(entries)))
+            .collect();
+        let mut result = Ok(true);
+        for handle in handles {
+            // A worker that failed to finish proves nothing: generate.
+            let chunk_result = handle.join().unwrap_or(Ok(false));
+            result = match (result, chunk_result) {
+                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                (Ok(a), Ok(b)) => Ok(a && b),
+            };
+        }
+        result
+    })
 }
