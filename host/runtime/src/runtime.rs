@@ -574,10 +574,6 @@ fn run_steps(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
     );
-    let sink_dir = match &sink {
-        Sink::Files(dir) => Some(dir.clone()),
-        Sink::Memory => None,
-    };
     store
         .data_mut()
         .set_templates(service, tracing, sink, &meta.name);
@@ -643,13 +639,7 @@ fn run_steps(
         let (stored, sources) = match kept {
             Some(kept) => {
                 let (stored, sources) =
-                    store_kept(kept, &file.path).map_err(|e| GeneratorErrorKind::Write {
-                        dir: match &sink_dir {
-                            Some(dir) => dir.display().to_string(),
-                            None => String::new(),
-                        },
-                        message: e.to_string(),
-                    })?;
+                    store_kept(kept, &file.path).map_err(|e| store.data().write_failure(&e))?;
                 (Some(stored), sources)
             }
             None => (None, Vec::new()),

@@ -446,7 +446,7 @@ impl Sandbox {
     }
 
     /// The failure of writing to (or reading from) the sink.
-    fn write_failure(&self, e: &std::io::Error) -> GeneratorErrorKind {
+    pub(crate) fn write_failure(&self, e: &std::io::Error) -> GeneratorErrorKind {
         let dir = match &self.sink {
             Sink::Files(dir) => dir.display().to_string(),
             Sink::Memory => String::new(),
