@@ -166,64 +166,73 @@ fn count_graph_lines(dir: &std::path::Path) -> usize {
 /// in files, sources only in memory) is, byte for byte, what a run held in
 /// memory gives; and the files go with their last handle.
 #[test]
-fn files_written_as_each_render_is_final_equal_the_run_held_in_memory() {
+fn files_kept_as_each_render_is_final_equal_the_run_held_in_memory() {
     let runtime = Runtime::new(None).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let sink = seams_runtime::Sink::Files(dir.path().to_owned());
-    let mut stored_files = 0;
-    for e in example_runs() {
-        let project = Project::load(&repo_root().join("examples").join(e.example)).unwrap();
-        for held in &e.runs {
-            let bytes = builtin::component(&held.meta.name).unwrap();
-            let loaded = runtime.load(&held.meta.name, bytes).unwrap();
-            let run = runtime
-                .run_into(&loaded, &e.model, &project.limits, &sink)
-                .unwrap();
-            let name = format!("{} on {}", held.meta.name, e.example);
-            assert_eq!(run.outputs.len(), held.outputs.len(), "{name}");
-            for (streamed, held_output) in run.outputs.iter().zip(&held.outputs) {
-                let what = format!("{name}: {}", held_output.path);
-                assert_eq!(streamed.path, held_output.path, "{what}");
-                assert_eq!(streamed.sources, held_output.sources, "{what}");
-                let Some(stored) = &streamed.stored else {
+    // Every render written to a file, then every render held.
+    for (hold_bytes, in_files) in [(0, true), (seams_runtime::HOLD_BYTES, false)] {
+        let sink = seams_runtime::Sink::Files {
+            dir: dir.path().to_owned(),
+            hold_bytes,
+        };
+        let mut stored_files = 0;
+        for e in example_runs() {
+            let project = Project::load(&repo_root().join("examples").join(e.example)).unwrap();
+            for held in &e.runs {
+                let bytes = builtin::component(&held.meta.name).unwrap();
+                let loaded = runtime.load(&held.meta.name, bytes).unwrap();
+                let run = runtime
+                    .run_into(&loaded, &e.model, &project.limits, &sink)
+                    .unwrap();
+                let name = format!("{} on {} holding {hold_bytes}", held.meta.name, e.example);
+                assert_eq!(run.outputs.len(), held.outputs.len(), "{name}");
+                for (streamed, held_output) in run.outputs.iter().zip(&held.outputs) {
+                    let what = format!("{name}: {}", held_output.path);
+                    assert_eq!(streamed.path, held_output.path, "{what}");
+                    assert_eq!(streamed.sources, held_output.sources, "{what}");
+                    let Some(stored) = &streamed.stored else {
+                        assert!(
+                            held_output.rendered.is_none(),
+                            "{what}: rendered, not stored"
+                        );
+                        assert_eq!(streamed.text, held_output.text, "{what}");
+                        continue;
+                    };
                     assert!(
-                        held_output.rendered.is_none(),
-                        "{what}: rendered, not stored"
+                        streamed.text.is_empty() && streamed.trace.is_none(),
+                        "{what}"
                     );
-                    assert_eq!(streamed.text, held_output.text, "{what}");
-                    continue;
-                };
-                assert!(
-                    streamed.text.is_empty() && streamed.trace.is_none(),
-                    "{what}"
-                );
-                assert_eq!(
-                    stored.text.read().unwrap(),
-                    held_output.text.as_bytes(),
-                    "{what}"
-                );
-                let sidecar = seams_templates::Trace {
-                    generator: held.meta.name.clone(),
-                    lines: held_output.trace.clone().unwrap(),
-                    output: held_output.path.clone(),
-                    trace_version: seams_templates::TRACE_VERSION,
-                };
-                let written = stored.sidecar.as_ref().unwrap().read().unwrap();
-                assert_eq!(
-                    String::from_utf8(written).unwrap(),
-                    sidecar.to_json(),
-                    "{what}"
-                );
-                stored_files += 2;
+                    let sidecar_blob = stored.sidecar.as_ref().unwrap();
+                    assert_eq!(stored.text.file().is_some(), in_files, "{what}");
+                    assert_eq!(sidecar_blob.file().is_some(), in_files, "{what}");
+                    assert_eq!(
+                        &*stored.text.read().unwrap(),
+                        held_output.text.as_bytes(),
+                        "{what}"
+                    );
+                    let sidecar = seams_templates::Trace {
+                        generator: held.meta.name.clone(),
+                        lines: held_output.trace.clone().unwrap(),
+                        output: held_output.path.clone(),
+                        trace_version: seams_templates::TRACE_VERSION,
+                    };
+                    let written = sidecar_blob.read().unwrap();
+                    assert_eq!(
+                        String::from_utf8(written.into_owned()).unwrap(),
+                        sidecar.to_json(),
+                        "{what}"
+                    );
+                    stored_files += 2;
+                }
             }
         }
+        assert!(stored_files > 20, "{stored_files} files stored");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "every stored file went with its run"
+        );
     }
-    assert!(stored_files > 20, "{stored_files} files stored");
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "every stored file went with its run"
-    );
 }
 
 #[test]

@@ -59,6 +59,30 @@ fn each_example_generates_its_committed_outputs_and_lock_twice() {
 }
 
 #[test]
+fn each_example_is_the_same_whether_its_files_are_held_or_written_as_they_are_final() {
+    let runtime = seams_runtime::Runtime::new(None).unwrap();
+    // Every file written out and renamed into place; some of each; all
+    // held in memory.
+    for hold_bytes in [0, 4 << 10, seams_runtime::HOLD_BYTES] {
+        for example in EXAMPLES {
+            let expected = committed(example);
+            let p = example_project(example);
+            let project = seams_core::Project::load(p.path()).unwrap();
+            let options = seams_core::GenerateOptions {
+                hold_bytes,
+                ..seams_core::GenerateOptions::default()
+            };
+            let report = seams_core::generate(&project, &runtime, &options).unwrap();
+            let what = format!("{example} holding {hold_bytes}");
+            assert!(report.failures.is_empty(), "{what}: {:?}", report.failures);
+            assert!(!report.written.is_empty(), "{what}");
+            // Nothing else is in the output directory: no temporary file.
+            assert_same(&p, &expected);
+        }
+    }
+}
+
+#[test]
 fn seams_check_finds_each_committed_example_clean() {
     for example in EXAMPLES {
         let dir = repo_root().join("examples").join(example);

@@ -74,7 +74,7 @@ impl ProjectFs for Dirs {
     }
 
     fn stage(&mut self, path: &str, contents: &Contents) -> io::Result<Staged> {
-        if let Some((dir, name)) = contents.blob().map(Blob::file)
+        if let Some((dir, name)) = contents.blob().and_then(Blob::file)
             && dir == self.out_path
         {
             return self.out.adopt(name, path);

@@ -125,7 +125,7 @@ impl Contents {
     pub(crate) fn read(&self) -> std::io::Result<std::borrow::Cow<'_, [u8]>> {
         match &self.0 {
             Bytes::Memory { text, .. } => Ok(std::borrow::Cow::Borrowed(text.as_bytes())),
-            Bytes::Stored(blob) => blob.read().map(std::borrow::Cow::Owned),
+            Bytes::Stored(blob) => blob.read(),
         }
     }
 }

@@ -303,7 +303,10 @@ pub fn check_with(
             path: std::env::temp_dir(),
             source,
         })?;
-    let keep = Keep::Files(scratch.path().to_owned());
+    let keep = Keep::Files {
+        dir: scratch.path().to_owned(),
+        hold_bytes: seams_runtime::HOLD_BYTES,
+    };
     let generation = run_reporting_progress(project, runtime, &inputs, &Silent, &keep);
     for (_, error) in &generation.failures {
         problems.push(problem(

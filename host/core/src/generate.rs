@@ -55,6 +55,10 @@ pub struct GenerateOptions<'a> {
     pub progress: &'a dyn Progress,
     /// Whether to wait for another run on the project to finish.
     pub wait: Wait,
+    /// How many bytes of rendered files each generator's run may hold in
+    /// memory; the files beyond go to temporary files in the output
+    /// directory as soon as each is final, to be renamed into place.
+    pub hold_bytes: usize,
 }
 
 impl Default for GenerateOptions<'_> {
@@ -64,6 +68,7 @@ impl Default for GenerateOptions<'_> {
             update: false,
             progress: &Silent,
             wait: Wait::Block,
+            hold_bytes: seams_runtime::HOLD_BYTES,
         }
     }
 }
@@ -74,6 +79,7 @@ impl std::fmt::Debug for GenerateOptions<'_> {
             .field("force", &self.force)
             .field("update", &self.update)
             .field("wait", &self.wait)
+            .field("hold_bytes", &self.hold_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -169,7 +175,10 @@ pub(crate) fn generate_on(
     // Each file goes to the output directory as soon as it is final, to be
     // renamed into place if the plan writes it (and removed if not).
     let _created = OutputDir::create(&out_path).map_err(io(out_path.clone()))?;
-    let keep = Keep::Files(out_path.clone());
+    let keep = Keep::Files {
+        dir: out_path.clone(),
+        hold_bytes: options.hold_bytes,
+    };
     let generation = run_reporting_progress(project, runtime, &inputs, options.progress, &keep);
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old

@@ -59,24 +59,33 @@ const STORE_BYTES: usize = 1 << 20;
 pub(crate) enum Keep {
     /// Their texts and traces too, in memory: for callers that read them.
     Outputs,
-    /// Only the files, each written to a temporary file in this directory
-    /// as soon as it is final, so that the generation is not held in
-    /// memory (generate, check).
-    Files(PathBuf),
+    /// Only the files, each kept as soon as it is final: held in memory up
+    /// to `hold_bytes` per run, the rest written to temporary files in
+    /// `dir`, so that the generation is not held in memory (generate,
+    /// check).
+    Files {
+        /// Where the temporary files go.
+        dir: PathBuf,
+        /// How many bytes of files a run may hold in memory.
+        hold_bytes: usize,
+    },
 }
 
 impl Keep {
     fn dir(&self) -> &std::path::Path {
         match self {
             Keep::Outputs => std::path::Path::new(""),
-            Keep::Files(dir) => dir,
+            Keep::Files { dir, .. } => dir,
         }
     }
 
     fn sink(&self) -> Sink {
         match self {
             Keep::Outputs => Sink::Memory,
-            Keep::Files(dir) => Sink::Files(dir.clone()),
+            Keep::Files { dir, hold_bytes } => Sink::Files {
+                dir: dir.clone(),
+                hold_bytes: *hold_bytes,
+            },
         }
     }
 }
@@ -104,10 +113,10 @@ fn files_of(run: &mut GeneratorRun, keep: &Keep) -> std::io::Result<Vec<Generate
         }
         let (text, trace) = match keep {
             Keep::Outputs => (output.text.clone(), output.trace.clone()),
-            Keep::Files(_) => (std::mem::take(&mut output.text), output.trace.take()),
+            Keep::Files { .. } => (std::mem::take(&mut output.text), output.trace.take()),
         };
         let contents = match keep {
-            Keep::Files(dir) if text.len() >= STORE_BYTES => {
+            Keep::Files { dir, .. } if text.len() >= STORE_BYTES => {
                 Contents::stored(Blob::write(dir, text.as_bytes())?)
             }
             _ => Contents::in_memory(Arc::from(text)),

@@ -334,7 +334,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let out = OutputDir::open(root.path()).unwrap();
         let blob = seams_runtime::Blob::write(root.path(), b"page\n").unwrap();
-        let (_, name) = blob.file();
+        let (_, name) = blob.file().unwrap();
         let staged = out.adopt(name, "deep/er/page.html").unwrap();
         staged.sync_file_system().unwrap();
         staged.rename().unwrap();

@@ -757,7 +757,7 @@ fn store_kept(kept: Kept, path: &str) -> std::io::Result<(Stored, Vec<Arc<str>>)
     let sidecar = match kept.sidecar {
         Some(mut sidecar) => {
             sidecar.write(sidecar_tail(path).as_bytes())?;
-            Some(sidecar.finish()?)
+            Some(sidecar.finish())
         }
         None => None,
     };

@@ -12,7 +12,7 @@ use crate::budget::Budget;
 use crate::capture::Capture;
 use crate::error::GeneratorErrorKind;
 use crate::limits::Limits;
-use crate::sink::{Blob, BlobWriter, Sink};
+use crate::sink::{Blob, BlobWriter, Sink, Spill};
 use seams_model::{Model, QueryError};
 use seams_templates::{Rendered, Scopes, TemplateService, sidecar_head, sources_of};
 
@@ -65,8 +65,9 @@ pub(crate) struct Sandbox {
     templates: Option<Arc<TemplateService>>,
     /// Whether each render is traced as it is made.
     tracing: bool,
-    /// Where renders go once made (and traced).
-    sink: Sink,
+    /// Where renders go once made (and traced); `None` to keep them in
+    /// memory with the outputs.
+    spill: Option<Spill>,
     /// The generator's name, for its sidecars.
     generator: String,
     /// Renders written to the sink, by handle.
@@ -117,7 +118,7 @@ impl Sandbox {
             model,
             templates: None,
             tracing: false,
-            sink: Sink::Memory,
+            spill: None,
             generator: String::new(),
             kept: HashMap::new(),
             terms: HashSet::new(),
@@ -158,7 +159,7 @@ impl Sandbox {
     ) {
         self.templates = Some(templates);
         self.tracing = tracing;
-        self.sink = sink;
+        self.spill = Spill::of(&sink);
         generator.clone_into(&mut self.generator);
     }
 
@@ -206,14 +207,15 @@ impl Sandbox {
     /// Writes a finished render to the sink, leaving only its template's
     /// name; `None` when the sink is memory.
     fn keep(&mut self, rendered: &mut Rendered) -> std::io::Result<Option<Kept>> {
-        let Some(mut text) = BlobWriter::new(&self.sink) else {
+        let Some(spill) = &self.spill else {
             return Ok(None);
         };
+        let mut text = BlobWriter::new(spill);
         text.write(rendered.text.as_bytes())?;
-        let text = text.finish()?;
+        let text = text.finish();
         let (sidecar, sources) = match rendered.trace.take() {
             Some(lines) => {
-                let mut sidecar = BlobWriter::new(&self.sink).expect("the sink keeps files");
+                let mut sidecar = BlobWriter::new(spill);
                 sidecar.write(sidecar_head(&self.generator, &lines).as_bytes())?;
                 (Some(sidecar), self.intern_all(sources_of(&lines)))
             }
@@ -379,9 +381,9 @@ impl Sandbox {
         self.charge_fuel(passes * (context_bytes + rendered.text.len()))?;
         if self.tracing {
             // Written out, a render keeps only its sidecar: no scopes.
-            let scopes = match self.sink {
-                Sink::Memory => Scopes::Kept,
-                Sink::Files(_) => Scopes::Dropped,
+            let scopes = match self.spill {
+                None => Scopes::Kept,
+                Some(_) => Scopes::Dropped,
             };
             match service.trace_with(&rendered, scopes) {
                 Ok(lines) => {
@@ -424,7 +426,7 @@ impl Sandbox {
         let Some(kept) = self.kept.get(&rendered.rep()) else {
             return Ok(text);
         };
-        // Written out already: read back (it was a string when written).
+        // Kept already: read back (it was a string when kept).
         match kept.text.read() {
             Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
             Err(e) => {
@@ -447,10 +449,11 @@ impl Sandbox {
 
     /// The failure of writing to (or reading from) the sink.
     pub(crate) fn write_failure(&self, e: &std::io::Error) -> GeneratorErrorKind {
-        let dir = match &self.sink {
-            Sink::Files(dir) => dir.display().to_string(),
-            Sink::Memory => String::new(),
-        };
+        let dir = self
+            .spill
+            .as_ref()
+            .map(|spill| spill.dir().display().to_string())
+            .unwrap_or_default();
         GeneratorErrorKind::Write {
             dir,
             message: e.to_string(),

@@ -2,15 +2,25 @@
 //! grows with its outputs and their sidecars (gigabytes for thousands of
 //! pages that each list every other); written out (or only hashed) as each
 //! render is traced, a run holds one render at a time.
+//!
+//! Writing every render out costs a file each (create, write, remove when
+//! it is dropped), which is most of the work of a run of many small
+//! renders. So a run holds its first renders in memory, up to
+//! [`HOLD_BYTES`], and writes out only those beyond.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 
 use crate::output_path::TEMP_PREFIX;
+
+/// How many bytes of renders a [`Sink::Files`] run holds in memory, by
+/// default, before it writes further ones to files.
+pub const HOLD_BYTES: usize = 16 << 20;
 
 /// What a run keeps of the files it renders.
 #[derive(Debug, Clone, Default)]
@@ -18,20 +28,83 @@ pub enum Sink {
     /// Texts and traces in memory, for callers that read them.
     #[default]
     Memory,
-    /// Each rendered file and its sidecar written, as soon as they are
-    /// final, to temporary files in this directory (named with
+    /// Each rendered file and its sidecar kept, as soon as they are final,
+    /// as a [`Blob`]: in memory while the run holds fewer than
+    /// `hold_bytes` of them, else in a temporary file in `dir` (named with
     /// [`TEMP_PREFIX`], so that a killed run's are recognised as
-    /// leftovers); only their hashes stay in memory.
-    Files(PathBuf),
+    /// leftovers). Only their hashes and handles stay in the outputs.
+    Files {
+        /// Where the temporary files go.
+        dir: PathBuf,
+        /// How many bytes of blobs a run may hold in memory at once.
+        hold_bytes: usize,
+    },
 }
 
-/// A finished file kept outside memory: its hash and length, and the
-/// temporary file holding its bytes.
+/// One run's [`Sink::Files`]: its directory, and the bytes its blobs hold
+/// in memory now.
+#[derive(Debug, Clone)]
+pub(crate) struct Spill {
+    dir: PathBuf,
+    hold_bytes: usize,
+    held: Arc<AtomicUsize>,
+}
+
+impl Spill {
+    /// A fresh count for one run; `None` for [`Sink::Memory`].
+    pub(crate) fn of(sink: &Sink) -> Option<Spill> {
+        match sink {
+            Sink::Memory => None,
+            Sink::Files { dir, hold_bytes } => Some(Spill {
+                dir: dir.clone(),
+                hold_bytes: *hold_bytes,
+                held: Arc::new(AtomicUsize::new(0)),
+            }),
+        }
+    }
+
+    /// Where its files go.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Counts `bytes` as held, if the run may hold that many more.
+    fn reserve(&self, bytes: usize) -> bool {
+        self.held
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+                held.checked_add(bytes)
+                    .filter(|&sum| sum <= self.hold_bytes)
+            })
+            .is_ok()
+    }
+}
+
+/// A finished file kept outside the run's outputs: its hash and length,
+/// and its bytes, held in memory or in a temporary file.
 #[derive(Debug, Clone)]
 pub struct Blob {
     sha256: String,
     len: usize,
-    file: Arc<BlobFile>,
+    place: Arc<Place>,
+}
+
+#[derive(Debug)]
+enum Place {
+    Held(Held),
+    File(BlobFile),
+}
+
+/// Bytes held in memory, counted in their run's [`Spill`] until dropped.
+#[derive(Debug)]
+struct Held {
+    bytes: Vec<u8>,
+    held: Arc<AtomicUsize>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.held.fetch_sub(self.bytes.len(), Ordering::Relaxed);
+    }
 }
 
 /// A temporary file of a [`Sink::Files`] directory, removed when the last
@@ -52,6 +125,30 @@ impl Drop for BlobFile {
 /// Numbers this process's blob files.
 static BLOB_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+impl BlobFile {
+    fn new(dir: PathBuf) -> BlobFile {
+        let name = format!(
+            "{TEMP_PREFIX}{}-s{}",
+            std::process::id(),
+            BLOB_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        BlobFile { dir, name }
+    }
+
+    /// Appends `bytes`, creating the file first when `create`.
+    fn append(&self, create: bool, bytes: &[u8]) -> std::io::Result<()> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut options = std::fs::OpenOptions::new();
+        if create {
+            // Private, and never a file (or symlink) that was there.
+            options.write(true).create_new(true).mode(0o600);
+        } else {
+            options.append(true);
+        }
+        options.open(self.dir.join(&self.name))?.write_all(bytes)
+    }
+}
+
 impl Blob {
     /// The sha256 of the bytes, lowercase hex.
     pub fn sha256(&self) -> &str {
@@ -68,19 +165,27 @@ impl Blob {
         self.len == 0
     }
 
-    /// The directory and file name holding the bytes: a caller may rename
-    /// the file (it is then no longer removed) or read it ([`Blob::read`]).
-    pub fn file(&self) -> (&Path, &str) {
-        (self.file.dir.as_path(), self.file.name.as_str())
+    /// The directory and file name holding the bytes, when they are in a
+    /// file: a caller may rename the file (it is then no longer removed)
+    /// or read it ([`Blob::read`]).
+    pub fn file(&self) -> Option<(&Path, &str)> {
+        match &*self.place {
+            Place::File(file) => Some((file.dir.as_path(), file.name.as_str())),
+            Place::Held(_) => None,
+        }
     }
 
-    /// The bytes, read back and checked against the hash.
+    /// The bytes; read back, and checked against the hash, when in a file.
     ///
     /// # Errors
     ///
     /// The file cannot be read, or changed since.
-    pub fn read(&self) -> std::io::Result<Vec<u8>> {
-        let path = self.file.dir.join(&self.file.name);
+    pub fn read(&self) -> std::io::Result<Cow<'_, [u8]>> {
+        let file = match &*self.place {
+            Place::Held(held) => return Ok(Cow::Borrowed(&held.bytes)),
+            Place::File(file) => file,
+        };
+        let path = file.dir.join(&file.name);
         let bytes = std::fs::read(&path)?;
         if seams_model::sha256_hex(&bytes) != self.sha256 {
             return Err(std::io::Error::new(
@@ -88,7 +193,7 @@ impl Blob {
                 format!("{} changed since seams wrote it", path.display()),
             ));
         }
-        Ok(bytes)
+        Ok(Cow::Owned(bytes))
     }
 
     /// `bytes` in a new temporary file in `dir`.
@@ -97,77 +202,69 @@ impl Blob {
     ///
     /// The file cannot be created or written.
     pub fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<Blob> {
-        let mut writer = BlobWriter::in_dir(dir.to_owned());
-        writer.write(bytes)?;
-        writer.finish()
+        let file = BlobFile::new(dir.to_owned());
+        file.append(true, bytes)?;
+        Ok(Blob {
+            sha256: seams_model::sha256_hex(bytes),
+            len: bytes.len(),
+            place: Arc::new(Place::File(file)),
+        })
     }
 }
 
-/// A [`Blob`] being written, piece by piece; its file is open only while
-/// a piece is written, so that a run with thousands of pending sidecars
-/// holds no descriptors.
+/// A [`Blob`] being written, piece by piece: held in memory while its run
+/// may hold it, else in a file that is open only while a piece is written,
+/// so that a run with thousands of pending sidecars holds no descriptors.
 #[derive(Debug)]
 pub(crate) struct BlobWriter {
     hasher: Sha256,
     len: usize,
-    file: BlobFile,
-    created: bool,
+    spill: Spill,
+    place: Place,
 }
 
 impl BlobWriter {
-    /// A new blob for `sink`; `None` for [`Sink::Memory`].
-    pub(crate) fn new(sink: &Sink) -> Option<BlobWriter> {
-        match sink {
-            Sink::Files(dir) => Some(BlobWriter::in_dir(dir.clone())),
-            Sink::Memory => None,
-        }
-    }
-
-    fn in_dir(dir: PathBuf) -> BlobWriter {
-        let name = format!(
-            "{TEMP_PREFIX}{}-s{}",
-            std::process::id(),
-            BLOB_COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
+    /// A new, empty blob of `spill`'s run.
+    pub(crate) fn new(spill: &Spill) -> BlobWriter {
         BlobWriter {
             hasher: Sha256::new(),
             len: 0,
-            file: BlobFile { dir, name },
-            created: false,
+            spill: spill.clone(),
+            place: Place::Held(Held {
+                bytes: Vec::new(),
+                held: spill.held.clone(),
+            }),
         }
     }
 
-    /// Appends `bytes`.
+    /// Appends `bytes`; the first piece that the run may not hold moves
+    /// the blob to a file.
     pub(crate) fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut options = std::fs::OpenOptions::new();
-        if self.created {
-            options.append(true);
-        } else {
-            // Private, and never a file (or symlink) that was there.
-            options.write(true).create_new(true).mode(0o600);
+        match &mut self.place {
+            Place::Held(held) if self.spill.reserve(bytes.len()) => {
+                held.bytes.extend_from_slice(bytes);
+            }
+            Place::Held(held) => {
+                let file = BlobFile::new(self.spill.dir.clone());
+                file.append(true, &held.bytes)?;
+                file.append(false, bytes)?;
+                // Dropping what was held releases it.
+                self.place = Place::File(file);
+            }
+            Place::File(file) => file.append(false, bytes)?,
         }
-        let mut file = options.open(self.file.dir.join(&self.file.name))?;
-        self.created = true;
-        file.write_all(bytes)?;
         self.hasher.update(bytes);
         self.len += bytes.len();
         Ok(())
     }
 
     /// The finished blob.
-    pub(crate) fn finish(mut self) -> std::io::Result<Blob> {
-        if !self.created {
-            self.write(b"")?;
+    pub(crate) fn finish(self) -> Blob {
+        Blob {
+            sha256: format!("{:x}", self.hasher.finalize()),
+            len: self.len,
+            place: Arc::new(self.place),
         }
-        let BlobWriter {
-            hasher, len, file, ..
-        } = self;
-        Ok(Blob {
-            sha256: format!("{:x}", hasher.finalize()),
-            len,
-            file: Arc::new(file),
-        })
     }
 }
 
@@ -175,20 +272,28 @@ impl BlobWriter {
 mod tests {
     use super::*;
 
+    fn spill(dir: &Path, hold_bytes: usize) -> Spill {
+        Spill::of(&Sink::Files {
+            dir: dir.to_owned(),
+            hold_bytes,
+        })
+        .unwrap()
+    }
+
     #[test]
     fn a_blob_keeps_its_bytes_until_its_last_handle_goes() {
         let dir = tempfile::tempdir().unwrap();
         let bytes = b"<p>hello</p>\n";
         let expected = seams_model::sha256_hex(bytes);
 
-        assert!(BlobWriter::new(&Sink::Memory).is_none());
+        assert!(Spill::of(&Sink::Memory).is_none());
 
         let kept = Blob::write(dir.path(), bytes).unwrap();
         assert_eq!((kept.sha256(), kept.len()), (expected.as_str(), 13));
-        let (in_dir, name) = kept.file();
+        let (in_dir, name) = kept.file().unwrap();
         assert_eq!(in_dir, dir.path());
         assert!(name.starts_with(TEMP_PREFIX), "{name}");
-        assert_eq!(kept.read().unwrap(), bytes);
+        assert_eq!(&*kept.read().unwrap(), bytes);
         let path = dir.path().join(name);
         // Changed behind seams's back: refused.
         std::fs::write(&path, b"other").unwrap();
@@ -202,13 +307,61 @@ mod tests {
     }
 
     #[test]
-    fn a_blob_written_in_pieces_hashes_the_whole() {
+    fn a_run_holds_blobs_up_to_its_allowance_and_writes_the_rest() {
         let dir = tempfile::tempdir().unwrap();
-        let mut writer = BlobWriter::new(&Sink::Files(dir.path().to_owned())).unwrap();
-        writer.write(b"head").unwrap();
-        writer.write(b", tail\n").unwrap();
-        let blob = writer.finish().unwrap();
-        assert_eq!(blob.sha256(), seams_model::sha256_hex(b"head, tail\n"));
-        assert_eq!(blob.read().unwrap(), b"head, tail\n");
+        let spill = spill(dir.path(), 10);
+        let files = || std::fs::read_dir(dir.path()).unwrap().count();
+
+        // Held: six bytes, in two pieces.
+        let mut first = BlobWriter::new(&spill);
+        first.write(b"abc").unwrap();
+        first.write(b"def").unwrap();
+        let first = first.finish();
+        assert!(first.file().is_none());
+        assert_eq!(&*first.read().unwrap(), b"abcdef");
+        assert_eq!(first.sha256(), seams_model::sha256_hex(b"abcdef"));
+
+        // Four more fit; the piece after them does not, and moves the
+        // blob (all of it) to a file.
+        let mut second = BlobWriter::new(&spill);
+        second.write(b"ghij").unwrap();
+        assert_eq!(files(), 0);
+        second.write(b"k").unwrap();
+        let second = second.finish();
+        assert!(second.file().is_some());
+        assert_eq!(&*second.read().unwrap(), b"ghijk");
+        assert_eq!(second.sha256(), seams_model::sha256_hex(b"ghijk"));
+        assert_eq!(second.len(), 5);
+        assert_eq!(files(), 1);
+
+        // What the second released is free again; the first still holds.
+        let mut third = BlobWriter::new(&spill);
+        third.write(b"1234").unwrap();
+        assert!(third.finish().file().is_none());
+        let mut fourth = BlobWriter::new(&spill);
+        fourth.write(b"12345").unwrap();
+        assert!(fourth.finish().file().is_some());
+
+        // Dropping the first frees its six bytes.
+        drop(first);
+        let mut fifth = BlobWriter::new(&spill);
+        fifth.write(b"123456").unwrap();
+        assert!(fifth.finish().file().is_none());
+
+        drop(second);
+        assert_eq!(files(), 0, "every file went with its blob");
+    }
+
+    #[test]
+    fn an_empty_blob_is_held_and_a_zero_allowance_writes_every_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = spill(dir.path(), 0);
+        let empty = BlobWriter::new(&none).finish();
+        assert!(empty.is_empty() && empty.file().is_none());
+        let mut one = BlobWriter::new(&none);
+        one.write(b"x").unwrap();
+        let one = one.finish();
+        assert_eq!(&*one.read().unwrap(), b"x");
+        assert!(one.file().is_some());
     }
 }

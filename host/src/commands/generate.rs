@@ -32,6 +32,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         update: flags.update,
         progress: progress.as_ref(),
         wait: Wait::NoWait,
+        ..GenerateOptions::default()
     };
     let mut project_fuel = 0;
     let result = in_project(&args.project.project, |project, runtime| {
