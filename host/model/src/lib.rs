@@ -24,6 +24,11 @@
 
 pub mod input_text;
 mod model;
+pub mod position;
 pub mod query_shape;
+mod shapes;
+pub mod vocabulary;
 
 pub use model::{Model, ModelError, QueryError, hex, sha256_hex};
+pub use shapes::SUPPORTED as SUPPORTED_SHACL;
+pub use vocabulary::{Finding, Vocabulary, VocabularyError, is_namespace};

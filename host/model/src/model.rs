@@ -1,9 +1,9 @@
 //! The model: RDF files loaded into an in-memory store, its hash, its
 //! labels, and the read-only SPARQL service generators query.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Instant;
 
 use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer, RdfSyntaxError};
@@ -105,6 +105,18 @@ pub struct Model {
     hash: String,
     labels: Vec<(String, String)>,
     len: usize,
+    /// The IRIs of each namespace asked for ([`Model::iris_in`]).
+    pub(crate) namespaces: Mutex<HashMap<String, Arc<Vec<String>>>>,
+    /// Where the model was read from, to say where a term is written.
+    sources: Vec<Source>,
+}
+
+/// One document of the model: a file, read again only to locate a term
+/// in it, or a text parsed from memory.
+#[derive(Debug)]
+enum Source {
+    File(PathBuf),
+    Text(PathBuf, String),
 }
 
 impl std::fmt::Debug for Model {
@@ -153,7 +165,12 @@ impl Model {
         for (path, data) in files {
             Self::parse_into(&mut quads, &mut prefixes, path.as_ref(), data.as_ref())?;
         }
-        Self::from_quads(quads, prefixes)
+        let mut model = Self::from_quads(quads, prefixes)?;
+        model.sources = files
+            .iter()
+            .map(|(path, _)| Source::File(path.as_ref().to_owned()))
+            .collect();
+        Ok(model)
     }
 
     /// Parses one document from memory; `name`'s suffix gives its format.
@@ -165,7 +182,20 @@ impl Model {
         let mut quads = Vec::new();
         let mut prefixes = BTreeMap::new();
         Self::parse_into(&mut quads, &mut prefixes, Path::new(name), text.as_bytes())?;
-        Self::from_quads(quads, prefixes)
+        let mut model = Self::from_quads(quads, prefixes)?;
+        model.sources = vec![Source::Text(PathBuf::from(name), text.to_owned())];
+        Ok(model)
+    }
+
+    /// The text of each document the model was read from, with its path;
+    /// a file that can no longer be read is left out.
+    pub(crate) fn source_texts(&self) -> impl Iterator<Item = (PathBuf, String)> + '_ {
+        self.sources.iter().filter_map(|source| match source {
+            Source::File(path) => std::fs::read(path)
+                .ok()
+                .map(|bytes| (path.clone(), String::from_utf8_lossy(&bytes).into_owned())),
+            Source::Text(path, text) => Some((path.clone(), text.clone())),
+        })
     }
 
     fn parse_into(
@@ -240,6 +270,8 @@ impl Model {
             hash,
             labels: labels.into_iter().collect(),
             len,
+            namespaces: Mutex::default(),
+            sources: Vec::new(),
         })
     }
 
@@ -312,6 +344,29 @@ impl Model {
     /// The prefixes the model's files declare.
     pub fn prefixes(&self) -> &BTreeMap<String, String> {
         &self.prefixes
+    }
+
+    /// `iri` as the model's files would write it: a prefixed name when a
+    /// prefix covers it with a plain local name, else `<iri>`.
+    pub fn compact(&self, iri: &str) -> String {
+        let plain = |local: &str| {
+            local
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        };
+        self.prefixes
+            .iter()
+            .filter_map(|(prefix, ns)| {
+                let local = iri.strip_prefix(ns.as_str())?;
+                plain(local).then(|| (ns.len(), format!("{prefix}:{local}")))
+            })
+            .max()
+            .map_or_else(|| format!("<{iri}>"), |(_, name)| name)
+    }
+
+    /// The store, for the checks of this crate.
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Expands a prefixed name (`chat:thread`) with the model's prefixes;

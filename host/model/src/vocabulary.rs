@@ -1,0 +1,349 @@
+//! The vocabularies a generator reads (protocol 0.2.0), and the check of a
+//! model against them: every term of a vocabulary's namespace the model
+//! uses must be one the vocabulary defines, so that a typo (`ui:Pag`) is
+//! named, with the closest defined term, instead of turning into an
+//! output that silently lacks a page.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use oxigraph::io::{RdfFormat, RdfParser};
+use oxigraph::model::{GraphName, NamedOrBlankNode as Subject, Term};
+
+use crate::Model;
+
+/// A vocabulary as a generator declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vocabulary {
+    /// The IRI every one of its terms starts with.
+    pub namespace: String,
+    /// Turtle defining the terms: every subject in the namespace is one.
+    pub terms: String,
+    /// SHACL shapes (Turtle) the model must satisfy.
+    pub shapes: Option<String>,
+}
+
+/// Whether `iri` can be a vocabulary's namespace: an absolute IRI ending
+/// in `#` or `/`.
+pub fn is_namespace(iri: &str) -> bool {
+    (iri.ends_with('#') || iri.ends_with('/'))
+        && oxigraph::model::NamedNode::new(iri).is_ok()
+        && iri
+            .split_once(':')
+            .is_some_and(|(scheme, _)| !scheme.is_empty())
+}
+
+/// A vocabulary that cannot be used: the generator's fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("vocabulary {namespace}: {message}")]
+pub struct VocabularyError {
+    /// The vocabulary's namespace.
+    pub namespace: String,
+    /// What is wrong, with the line when it is a syntax error.
+    pub message: String,
+}
+
+/// Something the model does that a vocabulary does not allow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The IRI the finding is about, to find it in the model files.
+    pub term: String,
+    /// What is wrong, with terms written as the model's prefixes write
+    /// them.
+    pub message: String,
+    /// The model file and 1-based line where the term is first written,
+    /// when it can be found.
+    pub at: Option<(PathBuf, usize)>,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.at {
+            Some((file, line)) => write!(f, "{}:{line}: {}", file.display(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// The most findings a check reports: past a few, the rest are more of
+/// the same, and each costs a search of the model files.
+pub const MAX_FINDINGS: usize = 20;
+
+/// Checks `model` against each of `vocabularies`: the unknown terms of
+/// each namespace, then what breaks its shapes; at most [`MAX_FINDINGS`],
+/// each located in the model files.
+///
+/// # Errors
+///
+/// A vocabulary's terms or shapes cannot be read, or its shapes use what
+/// seams does not support.
+pub fn check(model: &Model, vocabularies: &[Vocabulary]) -> Result<Vec<Finding>, VocabularyError> {
+    let mut findings = Vec::new();
+    for vocabulary in vocabularies {
+        findings.extend(unknown_terms(model, vocabulary)?);
+        if let Some(shapes) = &vocabulary.shapes {
+            let shapes =
+                crate::shapes::Shapes::parse(model, shapes).map_err(|message| VocabularyError {
+                    namespace: vocabulary.namespace.clone(),
+                    message,
+                })?;
+            let room = MAX_FINDINGS.saturating_sub(findings.len());
+            findings.extend(shapes.validate(model, room));
+        }
+    }
+    findings.truncate(MAX_FINDINGS);
+    model.locate(&mut findings);
+    // In the order of the model files, as a person fixes them.
+    findings.sort_by(|a, b| (a.at.is_none(), &a.at).cmp(&(b.at.is_none(), &b.at)));
+    Ok(findings)
+}
+
+impl Vocabulary {
+    /// The terms it defines, sorted.
+    ///
+    /// # Errors
+    ///
+    /// The terms are not Turtle.
+    pub fn defined_terms(&self) -> Result<BTreeSet<String>, VocabularyError> {
+        let mut defined = BTreeSet::new();
+        for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(self.terms.as_bytes()) {
+            let quad = quad.map_err(|e| VocabularyError {
+                namespace: self.namespace.clone(),
+                message: format!("its terms are not Turtle: {e}"),
+            })?;
+            if let Subject::NamedNode(s) = quad.subject
+                && s.as_str().starts_with(&self.namespace)
+            {
+                defined.insert(s.into_string());
+            }
+        }
+        if defined.is_empty() {
+            return Err(VocabularyError {
+                namespace: self.namespace.clone(),
+                message: "its terms define nothing in its namespace".to_owned(),
+            });
+        }
+        Ok(defined)
+    }
+}
+
+/// Checks `model` against `vocabulary`: each term of its namespace the
+/// model uses and the vocabulary does not define, sorted by IRI.
+///
+/// # Errors
+///
+/// The vocabulary cannot be read.
+pub fn unknown_terms(
+    model: &Model,
+    vocabulary: &Vocabulary,
+) -> Result<Vec<Finding>, VocabularyError> {
+    let defined = vocabulary.defined_terms()?;
+    let used = model.iris_in(&vocabulary.namespace);
+    Ok(used
+        .iter()
+        .filter(|iri| !defined.contains(iri.as_str()))
+        .map(|iri| {
+            let shown = model.compact(iri);
+            let message = match closest(iri, &defined) {
+                Some(near) => format!(
+                    "unknown term {shown} of the vocabulary <{}>; did you mean {}?",
+                    vocabulary.namespace,
+                    model.compact(near)
+                ),
+                None => format!(
+                    "unknown term {shown} of the vocabulary <{}>",
+                    vocabulary.namespace
+                ),
+            };
+            Finding {
+                term: iri.clone(),
+                message,
+                at: None,
+            }
+        })
+        .collect())
+}
+
+/// The defined term nearest to `iri` by edit distance, when near enough to
+/// be a typo of it: the same letters in another case, or at most a third
+/// of them changed.
+fn closest<'a>(iri: &str, defined: &'a BTreeSet<String>) -> Option<&'a str> {
+    let lower = iri.to_lowercase();
+    defined
+        .iter()
+        .map(|d| {
+            let distance = strsim::levenshtein(&lower, &d.to_lowercase());
+            (distance, d.as_str())
+        })
+        .filter(|(distance, d)| {
+            let local = d.len().min(iri.len());
+            *distance <= (local / 3).max(1)
+        })
+        .min()
+        .map(|(_, d)| d)
+}
+
+impl Model {
+    /// Sets each finding's place: the first line of a model file that
+    /// writes its term. Each file is read once, and only when there are
+    /// findings.
+    fn locate(&self, findings: &mut [Finding]) {
+        if findings.is_empty() {
+            return;
+        }
+        for (path, text) in self.source_texts() {
+            for finding in findings.iter_mut().filter(|f| f.at.is_none()) {
+                if let Some(line) = crate::position::line_of(&text, &finding.term) {
+                    finding.at = Some((path.clone(), line));
+                }
+            }
+        }
+    }
+
+    /// The IRIs starting with `namespace` that the model uses anywhere,
+    /// sorted; computed once per namespace, as every generator reading the
+    /// vocabulary asks.
+    pub(crate) fn iris_in(&self, namespace: &str) -> Arc<Vec<String>> {
+        let mut cache = self.namespaces.lock().expect("namespace cache");
+        if let Some(found) = cache.get(namespace) {
+            return found.clone();
+        }
+        let mut found = BTreeSet::new();
+        let mut note = |iri: &str| {
+            if iri.starts_with(namespace) && !found.contains(iri) {
+                found.insert(iri.to_owned());
+            }
+        };
+        for quad in self.store().iter().flatten() {
+            if let Subject::NamedNode(s) = &quad.subject {
+                note(s.as_str());
+            }
+            note(quad.predicate.as_str());
+            if let Term::NamedNode(o) = &quad.object {
+                note(o.as_str());
+            }
+            if let GraphName::NamedNode(g) = &quad.graph_name {
+                note(g.as_str());
+            }
+        }
+        let found = Arc::new(found.into_iter().collect::<Vec<_>>());
+        cache.insert(namespace.to_owned(), found.clone());
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TERMS: &str = "@prefix ui: <urn:ui#> .\n\
+                         ui: a <urn:Ontology> .\n\
+                         ui:Page a <urn:Class> .\n\
+                         ui:shows a <urn:Property> .\n\
+                         ui:order a <urn:Property> .\n";
+
+    fn vocabulary(terms: &str) -> Vocabulary {
+        Vocabulary {
+            namespace: "urn:ui#".to_owned(),
+            terms: terms.to_owned(),
+            shapes: None,
+        }
+    }
+
+    #[test]
+    fn each_unknown_term_is_found_once_with_the_closest_defined_one() {
+        let model = Model::parse(
+            "m.ttl",
+            "@prefix ui: <urn:ui#> .\n\
+             <urn:a> a ui:Pag ; ui:show <urn:b> ; ui:order 1 .\n\
+             <urn:b> a ui:Page ; ui:Zebra ui:PAGE .\n\
+             <urn:c> ui:show <urn:a> .\n\
+             <urn:ui#> <urn:p> <urn:q> .\n",
+        )
+        .unwrap();
+        let findings = unknown_terms(&model, &vocabulary(TERMS)).unwrap();
+        let messages: Vec<(&str, &str)> = findings
+            .iter()
+            .map(|f| (f.term.as_str(), f.message.as_str()))
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                (
+                    "urn:ui#PAGE",
+                    "unknown term ui:PAGE of the vocabulary <urn:ui#>; did you mean ui:Page?"
+                ),
+                (
+                    "urn:ui#Pag",
+                    "unknown term ui:Pag of the vocabulary <urn:ui#>; did you mean ui:Page?"
+                ),
+                (
+                    "urn:ui#Zebra",
+                    "unknown term ui:Zebra of the vocabulary <urn:ui#>"
+                ),
+                (
+                    "urn:ui#show",
+                    "unknown term ui:show of the vocabulary <urn:ui#>; did you mean ui:shows?"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_check_locates_unknown_terms_and_shape_violations_in_the_model_file() {
+        let model = Model::parse(
+            "model.ttl",
+            "@prefix ui: <urn:ui#> .\n\
+             # ui:Pag is a typo below\n\
+             <urn:a> a ui:Page .\n\
+             <urn:b> a ui:Pag .\n",
+        )
+        .unwrap();
+        let mut with_shapes = vocabulary(TERMS);
+        with_shapes.shapes = Some(
+            "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\
+             <urn:ui#PageShape> sh:targetClass <urn:ui#Page> ;\n\
+               sh:property [ sh:path <urn:ui#order> ; sh:minCount 1 ] ."
+                .to_owned(),
+        );
+        let shown: Vec<String> = check(&model, &[with_shapes])
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "model.ttl:3: <urn:a> breaks the shape ui:PageShape: ui:order needs at least 1 value, has 0",
+                "model.ttl:4: unknown term ui:Pag of the vocabulary <urn:ui#>; did you mean ui:Page?",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_vocabulary_that_is_not_turtle_or_defines_nothing_is_refused() {
+        let model = Model::parse("m.ttl", "<urn:a> <urn:b> <urn:c> .").unwrap();
+        let err = unknown_terms(&model, &vocabulary("ui:Page a")).unwrap_err();
+        assert!(err.message.starts_with("its terms are not Turtle"), "{err}");
+        let err = unknown_terms(&model, &vocabulary("<urn:other#a> a <urn:b> .")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "vocabulary urn:ui#: its terms define nothing in its namespace"
+        );
+    }
+
+    #[test]
+    fn a_namespace_is_an_absolute_iri_ending_in_a_hash_or_slash() {
+        for (iri, ok) in [
+            ("https://w3id.org/seams/ui#", true),
+            ("urn:ui/", true),
+            ("https://w3id.org/seams/ui", false),
+            ("ui#", false),
+            ("", false),
+            ("urn:a b#", false),
+        ] {
+            assert_eq!(is_namespace(iri), ok, "{iri}");
+        }
+    }
+}
