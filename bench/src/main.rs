@@ -9,7 +9,8 @@
 //! ```
 //!
 //! For each model: the floor; `seams generate` cold (empty component
-//! cache), warm, untraced (the tracing render off), a no-op and `seams
+//! cache), warm, untraced (the tracing render off), unchecked (no model
+//! check against the generators' vocabularies), a no-op and `seams
 //! check`; each as its own process (this binary run in a child mode), with
 //! its wall time and peak memory as the OS counts them. The floor's files
 //! must equal seams's byte for byte. Prints one Markdown table and the
@@ -51,7 +52,7 @@ const TRIPLES: &str = "triples.txt";
 /// A measured run, in its own process: `run MODE PROJECT`.
 fn child(args: &[String]) -> ExitCode {
     let [mode, dir] = args else {
-        eprintln!("usage: seams-bench run seams|untraced|check|floor PROJECT");
+        eprintln!("usage: seams-bench run seams|untraced|unchecked|check|floor PROJECT");
         return ExitCode::from(2);
     };
     let dir = Path::new(dir);
@@ -64,7 +65,7 @@ fn child(args: &[String]) -> ExitCode {
     match mode.as_str() {
         "seams" => cli("generate"),
         "check" => cli("check"),
-        "untraced" => match untraced(dir) {
+        "untraced" | "unchecked" => match modified(dir, mode) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("{e}");
@@ -136,10 +137,11 @@ fn project_files(dir: &Path, case: &Case) -> Result<String, String> {
     Ok(manifest)
 }
 
-/// `seams generate` with the tracing render off: no traces, no sidecars.
-/// Its limits are raised: it is a measurement, and untraced renders keep
-/// their contexts for whoever traces them later.
-fn untraced(dir: &Path) -> Result<(), String> {
+/// `seams generate` with the tracing render off (`untraced`: no traces, no
+/// sidecars), or without the model check against the generators'
+/// vocabularies (`unchecked`). Its limits are raised: it is a measurement,
+/// and untraced renders keep their contexts for whoever traces them later.
+fn modified(dir: &Path, mode: &str) -> Result<(), String> {
     let mut project = seams_core::Project::load(dir).map_err(|e| e.to_string())?;
     project.limits.memory_bytes = 16 << 30;
     project.limits.fuel = 1_000_000_000_000;
@@ -148,7 +150,10 @@ fn untraced(dir: &Path) -> Result<(), String> {
     let runtime =
         seams_runtime::Runtime::with_stack(seams::cli::cache_dir(), project.limits.stack_bytes)
             .map_err(|e| e.to_string())?;
-    let runtime = seams_runtime::testing::without_tracing(runtime);
+    let runtime = match mode {
+        "untraced" => seams_runtime::testing::without_tracing(runtime),
+        _ => seams_runtime::testing::without_model_check(runtime),
+    };
     let report = seams_core::generate(&project, &runtime, &seams_core::GenerateOptions::default())
         .map_err(|e| e.to_string())?;
     match report.failures.first() {
@@ -195,6 +200,7 @@ struct Row {
     floor: Cost,
     untraced: Cost,
     traced: Cost,
+    unchecked: Cost,
     cold: Cost,
     noop: Cost,
     check: Cost,
@@ -318,6 +324,10 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
     if !untraced.ok {
         return Err(failed("the untraced run"));
     }
+    let unchecked = median("unchecked", &fresh);
+    if !unchecked.ok {
+        return Err(failed("the unchecked run"));
+    }
     let _ = std::fs::remove_dir_all(dir);
     Ok(Row {
         case: case.name,
@@ -327,6 +337,7 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
         floor,
         untraced,
         traced,
+        unchecked,
         cold,
         noop,
         check,
@@ -387,9 +398,9 @@ fn seconds(c: &Cost) -> f64 {
 
 fn print_header() {
     println!(
-        "| model | triples | output MB | floor s (MB) | untraced s (MB) | untraced / floor | traced s (MB) | traced / untraced | traced / floor | cold s | no-op s | no-op / traced | check s | defaults |"
+        "| model | triples | output MB | floor s (MB) | untraced s (MB) | untraced / floor | traced s (MB) | traced / untraced | traced / floor | unchecked s | traced / unchecked | cold s | no-op s | no-op / traced | check s | defaults |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 }
 
 fn print_row(r: &Row) {
@@ -397,7 +408,7 @@ fn print_row(r: &Row) {
     let mb = |c: &Cost| c.peak as f64 / (1 << 20) as f64;
     {
         println!(
-            "| {} | {} | {:.1} | {:.3} ({:.0}) | {:.3} ({:.0}) | {:.2} | {:.3} ({:.0}) | {:.2} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} |",
+            "| {} | {} | {:.1} | {:.3} ({:.0}) | {:.3} ({:.0}) | {:.2} | {:.3} ({:.0}) | {:.2} | {:.2} | {:.3} | {:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} |",
             r.case,
             r.triples,
             r.output_bytes as f64 / (1 << 20) as f64,
@@ -410,6 +421,8 @@ fn print_row(r: &Row) {
             mb(&r.traced),
             s(&r.traced) / s(&r.untraced),
             s(&r.traced) / s(&r.floor),
+            s(&r.unchecked),
+            s(&r.traced) / s(&r.unchecked),
             s(&r.cold),
             s(&r.noop),
             s(&r.noop) / s(&r.traced),

@@ -16,6 +16,7 @@ use bar::TerminalProgress;
 use seams_core::{Progress, Silent};
 use seams_model::input_text::unsafe_char;
 pub(crate) use seams_model::input_text::{escape_line as safe_line, escape_text as safe_text};
+use seams_runtime::GeneratorError;
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -105,6 +106,19 @@ impl Console {
         let _ = writeln!(err, "{prefix} {}", safe_text(message, MESSAGE_LIMIT));
     }
 
+    /// Generators' failures: the same failure of several (a model that
+    /// breaks the vocabulary they all read, a value they all refuse) once,
+    /// naming them all.
+    pub fn failures(&self, err: &mut dyn Write, command: &str, failures: &[GeneratorError]) {
+        for (generators, message) in grouped(failures) {
+            let who = match generators.as_slice() {
+                [one] => format!("generator {one}"),
+                many => format!("generators {}", many.join(", ")),
+            };
+            self.error(err, command, &format!("{who}: {message}"));
+        }
+    }
+
     /// Where long work reports its progress: a bar on a terminal, nothing
     /// otherwise (and nothing with `-q`).
     pub fn progress(&self) -> Box<dyn Progress> {
@@ -114,6 +128,20 @@ impl Console {
             Box::new(Silent)
         }
     }
+}
+
+/// Failures with the same message, in the order of their first: the
+/// generators' names and the message.
+fn grouped(failures: &[GeneratorError]) -> Vec<(Vec<&str>, String)> {
+    let mut groups: Vec<(Vec<&str>, String)> = Vec::new();
+    for failure in failures {
+        let message = failure.kind.to_string();
+        match groups.iter_mut().find(|(_, m)| *m == message) {
+            Some((generators, _)) => generators.push(&failure.generator),
+            None => groups.push((vec![&failure.generator], message)),
+        }
+    }
+    groups
 }
 
 /// The most characters of one message printed; the rest is cut, and said.
@@ -154,6 +182,27 @@ fn paint(on: bool, style: Style, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_failure_of_several_generators_is_grouped_in_order() {
+        let failure = |generator: &str, message: &str| GeneratorError {
+            generator: generator.to_owned(),
+            kind: seams_runtime::GeneratorErrorKind::Protocol(message.to_owned()),
+        };
+        let failures = [
+            failure("htmx", "same"),
+            failure("mine.wasm", "other"),
+            failure("fastapi", "same"),
+            failure("compose", "same"),
+        ];
+        assert_eq!(
+            grouped(&failures),
+            [
+                (vec!["htmx", "fastapi", "compose"], "same".to_owned()),
+                (vec!["mine.wasm"], "other".to_owned()),
+            ]
+        );
+    }
 
     #[test]
     fn what_a_generator_printed_cannot_drive_the_terminal() {

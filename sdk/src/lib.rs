@@ -88,7 +88,7 @@ mod view;
 
 pub use error::{Error, Result};
 pub use files::{Body, File, FileSources, FileTrace, Rendered, TraceLine, render};
-pub use meta::{Meta, Syntax, Template};
+pub use meta::{Meta, Syntax, Template, Vocabulary};
 pub use model::{Model, Row, Term, TermKind};
 pub use view::ViewObject;
 
@@ -191,12 +191,12 @@ macro_rules! register_generator {
 /// Plumbing for [`register_generator!`]; not part of the stable API.
 #[doc(hidden)]
 pub mod __internal {
-    /// The wit-bindgen output for `wit/since_v0.1.0`.
+    /// The wit-bindgen output for `wit/since_v0.2.0`.
     #[allow(missing_docs, clippy::all)]
     pub mod wit {
         wit_bindgen::generate!({
             world: "generator",
-            path: "../wit/since_v0.1.0",
+            path: "../wit/since_v0.2.0",
             pub_export_macro: true,
             export_macro_name: "export_generator",
             default_bindings_module: "seams_sdk::__internal::wit",

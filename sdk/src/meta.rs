@@ -28,6 +28,37 @@ impl Template {
     }
 }
 
+/// A vocabulary the generator reads: the host checks the model against it
+/// before running the generator, and refuses a model that uses a term of
+/// its namespace that it does not define (a typo), or breaks its shapes.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Vocabulary {
+    namespace: String,
+    terms: String,
+    shapes: Option<String>,
+}
+
+impl Vocabulary {
+    /// The vocabulary of `namespace` (an IRI ending in `#` or `/`), whose
+    /// terms `terms` defines in Turtle: every subject in the namespace is
+    /// one. Usually `include_str!` of the vocabulary's document.
+    pub fn new(namespace: impl Into<String>, terms: impl Into<String>) -> Self {
+        Vocabulary {
+            namespace: namespace.into(),
+            terms: terms.into(),
+            shapes: None,
+        }
+    }
+
+    /// SHACL shapes (Turtle) the model must satisfy, in the subset the
+    /// host supports (see seams's README).
+    pub fn shapes(mut self, shapes: impl Into<String>) -> Self {
+        self.shapes = Some(shapes.into());
+        self
+    }
+}
+
 /// Who a generator is and what it renders with. Built with [`Meta::new`],
 /// then [`syntax`](Meta::syntax) (default Jinja) and one
 /// [`template`](Meta::template) per template.
@@ -39,6 +70,7 @@ pub struct Meta {
     description: String,
     syntax: Syntax,
     templates: Vec<Template>,
+    vocabularies: Vec<Vocabulary>,
 }
 
 impl Meta {
@@ -55,6 +87,7 @@ impl Meta {
             description: description.into(),
             syntax: Syntax::Jinja,
             templates: Vec::new(),
+            vocabularies: Vec::new(),
         }
     }
 
@@ -67,6 +100,12 @@ impl Meta {
     /// Adds a template.
     pub fn template(mut self, template: Template) -> Self {
         self.templates.push(template);
+        self
+    }
+
+    /// Declares a vocabulary the generator reads.
+    pub fn vocabulary(mut self, vocabulary: Vocabulary) -> Self {
+        self.vocabularies.push(vocabulary);
         self
     }
 
@@ -100,6 +139,15 @@ impl Meta {
                 .map(|t| api::Template {
                     name: t.name,
                     source: t.source,
+                })
+                .collect(),
+            vocabularies: self
+                .vocabularies
+                .into_iter()
+                .map(|v| api::Vocabulary {
+                    namespace: v.namespace,
+                    terms: v.terms,
+                    shapes: v.shapes,
                 })
                 .collect(),
         }

@@ -139,7 +139,8 @@ fn every_machine_output_has_one_format_flag() {
     let inspect = seams(&["inspect", seams_tests::HOSTILE_WASM, "--format", "json"]);
     assert_eq!(inspect.code, 0, "{inspect:?}");
     let inspection = json(&inspect.stdout);
-    assert_eq!(inspection["protocol"], "seams:generator@0.1.0");
+    assert_eq!(inspection["protocol"], "seams:generator@0.2.0");
+    assert_eq!(inspection["vocabularies"], serde_json::json!([]));
     assert_eq!(inspection["sha256"].as_str().unwrap().len(), 64);
 
     let reference = p.path().join("title.html");

@@ -9,14 +9,15 @@ fn inspect_shows_protocol_meta_hash_and_size() {
     assert_eq!(run.code, 0, "{run:?}");
     let bytes = std::fs::read(HOSTILE_WASM).unwrap();
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines[1], "  protocol:    seams:generator@0.1.0");
+    assert_eq!(lines[1], "  protocol:    seams:generator@0.2.0");
     assert_eq!(lines[2], "  name:        hostile");
     assert_eq!(lines[3], "  version:     0.1.0");
-    assert!(
-        run.stdout.contains("    hello.txt (1 lines)\n"),
-        "{}",
-        run.stdout
-    );
+    for expected in [
+        "    hello.txt (1 lines)\n",
+        "  vocabularies: none (the model is not checked for it)\n  sha256: ",
+    ] {
+        assert!(run.stdout.contains(expected), "{}", run.stdout);
+    }
     assert!(
         run.stdout
             .contains(&format!("  size:        {} bytes\n", bytes.len()))
@@ -36,7 +37,7 @@ fn inspect_refuses_what_is_not_a_seams_generator() {
     for (file, expected) in [
         (core.to_str().unwrap(), "core WebAssembly module"),
         (OTHER_WORLD_WASM, "is not a seams generator"),
-        (FUTURE_WASM, "seams:generator@0.2.0"),
+        (FUTURE_WASM, "seams:generator@0.9.0"),
         ("/no/such/file.wasm", "cannot read /no/such/file.wasm"),
     ] {
         let run = seams(&["inspect", file]);

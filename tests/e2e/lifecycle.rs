@@ -249,7 +249,7 @@ fn a_failed_generator_runs_again_on_the_next_generate() {
     let again = run(&p, &["generate"]);
     assert_eq!(again.code, 1, "not up to date after a failure: {again:?}");
     assert!(
-        again.stderr.contains("ui:name \"message\""),
+        again.stderr.contains("ui:name value \"message\""),
         "{}",
         again.stderr
     );

@@ -15,6 +15,7 @@ mod input;
 mod inspect;
 mod interrupted;
 mod lifecycle;
+mod protocol;
 mod registry;
 mod sandbox;
 mod trace;

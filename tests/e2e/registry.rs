@@ -185,7 +185,7 @@ fn published_generators_are_pinned_work_offline_and_move_only_on_update() {
     assert_eq!(inspected.code, 0, "{inspected:?}");
     for expected in [
         "name:        htmx",
-        "annotation:  dev.seams.protocol = seams:generator@0.1.0",
+        "annotation:  dev.seams.protocol = seams:generator@0.2.0",
         "annotation:  org.opencontainers.image.title = htmx",
         &format!("manifest:    {htmx_digest}"),
     ] {

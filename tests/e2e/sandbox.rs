@@ -261,13 +261,13 @@ fn things_that_are_not_generators_are_refused() {
             &[
                 "is not a seams generator",
                 "wasi:cli/run",
-                "seams:generator/generator-api@0.1.0",
+                "seams:generator/generator-api@0.2.0",
             ],
         ),
         (
             "future.wasm",
             &std::fs::read(FUTURE_WASM).unwrap(),
-            &["seams:generator@0.2.0", "seams:generator@0.1.0"],
+            &["seams:generator@0.9.0", "seams:generator 0.1.0 and 0.2.0"],
         ),
     ];
     for (name, bytes, expected) in cases {

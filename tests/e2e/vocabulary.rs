@@ -40,7 +40,7 @@ fn used(text: &str) -> BTreeSet<String> {
 
 #[test]
 fn every_term_is_commented_and_the_examples_use_only_defined_terms() {
-    let vocabulary = std::fs::read_to_string(repo_root().join("examples/vocabulary.ttl")).unwrap();
+    let vocabulary = std::fs::read_to_string(repo_root().join("vocabulary/ui.ttl")).unwrap();
     let terms = declared(&vocabulary);
     for term in [
         "Application",

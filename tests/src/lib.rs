@@ -14,7 +14,7 @@ pub const HOSTILE_WASM: &str = env!("SEAMS_HOSTILE_WASM");
 pub const OTHER_WORLD_WASM: &str = env!("SEAMS_OTHER_WORLD_WASM");
 /// An attacker's generator built against the WIT alone (no SDK).
 pub const ATTACKER_WASM: &str = env!("SEAMS_ATTACKER_WASM");
-/// A generator built for `seams:generator@0.2.0`.
+/// A generator built for `seams:generator@0.9.0`.
 pub const FUTURE_WASM: &str = env!("SEAMS_FUTURE_WASM");
 
 /// The repository's root: the parent of the package whose tests run, as

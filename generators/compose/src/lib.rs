@@ -2,7 +2,7 @@
 //! fastapi generator's `app.py` (service `api`), serves the htmx pages with
 //! nginx, passing `/api/` on to the API (service `pages`), and runs a
 //! database when the model names one (service `db`). See
-//! `examples/vocabulary.ttl`.
+//! `vocabulary/ui.ttl`.
 
 use seams_sdk::{Error, File, Generator, Meta, Model, Result, Template, ViewObject};
 use seams_ui_model::{Ui, snake_case};
@@ -17,6 +17,7 @@ impl Generator for Compose {
             env!("CARGO_PKG_VERSION"),
             "A docker-compose.yml for the pages and API of a UI model",
         )
+        .vocabulary(seams_ui_model::vocabulary())
         .template(Template::new(
             "docker-compose.yml",
             include_str!("../templates/docker-compose.yml"),

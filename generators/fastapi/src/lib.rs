@@ -2,7 +2,7 @@
 //! serves the htmx generator's pages and every route they ask for (list
 //! partials, form posts, record options), with a pydantic model and an
 //! in-memory store per `ui:Entity`; and `requirements.txt`, the versions it
-//! is tested with. See `examples/vocabulary.ttl`.
+//! is tested with. See `vocabulary/ui.ttl`.
 
 mod extract;
 
@@ -18,6 +18,7 @@ impl Generator for FastApi {
             env!("CARGO_PKG_VERSION"),
             "A FastAPI app serving the pages and routes of a UI model",
         )
+        .vocabulary(seams_ui_model::vocabulary())
         .template(Template::new("app.py", include_str!("../templates/app.py")))
         .template(Template::new(
             "entity.py",

@@ -3,7 +3,7 @@
 //! changes), its forms (posted with `hx-post`) and its navigation flows as
 //! links, every page in one shared layout that loads one shared script
 //! (`app.js`). The routes are the ones the
-//! fastapi generator serves. See `examples/vocabulary.ttl`.
+//! fastapi generator serves. See `vocabulary/ui.ttl`.
 
 mod extract;
 
@@ -22,6 +22,7 @@ impl Generator for Htmx {
             env!("CARGO_PKG_VERSION"),
             "One htmx page per page of a UI model",
         )
+        .vocabulary(seams_ui_model::vocabulary())
         .template(Template::new(
             "layout.html",
             include_str!("../templates/layout.html"),

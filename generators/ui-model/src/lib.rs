@@ -1,4 +1,4 @@
-//! The seams UI vocabulary (`examples/vocabulary.ttl`) read into Rust
+//! The seams UI vocabulary (`vocabulary/ui.ttl`) read into Rust
 //! values: one application, its pages with their lists, forms and
 //! navigation flows, and the entities they show and change.
 //!
@@ -13,6 +13,14 @@ mod queries;
 
 /// The vocabulary's namespace.
 pub const UI: &str = "https://w3id.org/seams/ui#";
+
+/// The vocabulary the built-ins read, with its shapes: what each declares
+/// in its meta, so that seams checks a model against it before running
+/// them.
+pub fn vocabulary() -> seams_sdk::Vocabulary {
+    seams_sdk::Vocabulary::new(UI, include_str!("../../../vocabulary/ui.ttl"))
+        .shapes(include_str!("../../../vocabulary/ui.shapes.ttl"))
+}
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use seams_core::{InspectError, Progress, Project, inspect};
 use seams_registry::{Artifact, PROTOCOL_ANNOTATION, Pin, Reference, Registry, RegistryError};
-use seams_runtime::{PROTOCOL_VERSION, Runtime};
+use seams_runtime::Runtime;
 
 use crate::golden::{SuiteError, SuiteReport, test_generator};
 
@@ -112,7 +112,7 @@ pub fn publish(
         ),
         (
             PROTOCOL_ANNOTATION.to_owned(),
-            format!("seams:generator@{PROTOCOL_VERSION}"),
+            format!("seams:generator@{}", loaded.protocol()),
         ),
     ]);
     if let Some(source) = source.map(str::to_owned).or_else(|| repository_of(dir)) {

@@ -13,7 +13,7 @@ use crate::error::GenerateError;
 use crate::inputs::load_generator;
 use crate::project::{GeneratorSource, Project};
 use seams_model::{Model, sha256_hex};
-use seams_runtime::{GeneratorError, Limits, Meta, PROTOCOL_VERSION, Runtime};
+use seams_runtime::{GeneratorError, Limits, Meta, Runtime};
 use seams_templates::Syntax;
 
 /// Why a generator cannot be inspected or viewed.
@@ -90,6 +90,11 @@ impl Inspection {
                 Syntax::Brackets => "brackets",
             },
             "template_lines": templates,
+            "vocabularies": self.meta.vocabularies.iter().map(|v| serde_json::json!({
+                "namespace": v.namespace,
+                "terms": v.defined_terms().map(|t| t.len()).ok(),
+                "shapes": v.shapes.is_some(),
+            })).collect::<Vec<_>>(),
             "sha256": self.sha256,
             "size": self.size,
         });
@@ -118,6 +123,27 @@ impl Inspection {
         );
         for (name, source) in &self.meta.templates {
             out.push_str(&format!("    {name} ({} lines)\n", source.lines().count()));
+        }
+        if self.meta.vocabularies.is_empty() {
+            out.push_str("  vocabularies: none (the model is not checked for it)\n");
+        } else {
+            out.push_str("  vocabularies:\n");
+        }
+        for v in &self.meta.vocabularies {
+            // A generator's words: escaped.
+            let terms = match v.defined_terms() {
+                Ok(terms) => format!("{} terms", terms.len()),
+                Err(e) => escape_line(&e.message, 200).into_owned(),
+            };
+            let shapes = if v.shapes.is_some() {
+                ", with shapes"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "    {} ({terms}{shapes})\n",
+                escape_line(&v.namespace, 200)
+            ));
         }
         out.push_str(&format!(
             "  sha256:      {}\n  size:        {} bytes\n",
@@ -186,7 +212,7 @@ pub(crate) fn inspect_bytes(
     let empty = Arc::new(Model::parse("empty.nt", "").expect("an empty model parses"));
     let meta = runtime.meta(&loaded, &empty, &Limits::default())?;
     Ok(Inspection {
-        protocol: PROTOCOL_VERSION.to_owned(),
+        protocol: loaded.protocol().to_owned(),
         meta,
         sha256: sha256_hex(bytes),
         size: bytes.len(),

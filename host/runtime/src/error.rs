@@ -32,7 +32,7 @@ pub enum GeneratorErrorKind {
     CoreModule,
     /// A component of another protocol version.
     #[error(
-        "targets seams:generator@{found}, but this seams supports seams:generator@{supported}; rebuild it against seams-sdk for {supported} or use a seams that supports {found}"
+        "targets seams:generator@{found}, but this seams supports seams:generator {supported}; rebuild it against seams-sdk for {PROTOCOL_VERSION} or use a seams that supports {found}"
     )]
     UnsupportedVersion {
         /// The version the component targets.
@@ -146,6 +146,13 @@ pub enum GeneratorErrorKind {
     /// `meta` returned something unusable.
     #[error("meta is invalid: {0}")]
     Meta(String),
+    /// The model does not follow a vocabulary the generator reads (see its
+    /// `meta`), so it was not run.
+    #[error(
+        "was not run: the model does not follow the vocabulary it reads; fix the model:{}",
+        findings_text(.0)
+    )]
+    Model(Vec<seams_model::Finding>),
     /// A template failed to parse or render.
     #[error("{0}")]
     Template(TemplateError),
@@ -201,3 +208,15 @@ impl From<TemplateError> for GeneratorErrorKind {
 #[derive(Debug, thiserror::Error)]
 #[error("cannot set up the WebAssembly engine: {0}")]
 pub struct RuntimeError(pub(crate) String);
+
+/// Findings, one per indented line, and a note when there may be more.
+fn findings_text(findings: &[seams_model::Finding]) -> String {
+    let mut text: String = findings.iter().map(|f| format!("\n  {f}")).collect();
+    if findings.len() >= seams_model::vocabulary::MAX_FINDINGS {
+        text.push_str(&format!(
+            "\n  (seams reports the first {}; fix these and run again to see the rest)",
+            seams_model::vocabulary::MAX_FINDINGS
+        ));
+    }
+    text
+}

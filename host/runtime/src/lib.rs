@@ -30,8 +30,9 @@
 //! ```
 //!
 //! Each protocol version has its own bindings module (`since_v0_1_0` for
-//! `wit/since_v0.1.0`); a component of a version the host does not speak is
-//! refused naming both versions.
+//! `wit/since_v0.1.0`, `since_v0_2_0` for `wit/since_v0.2.0`), generated
+//! alike by `protocol::bindings_for_version!`; a component of a version
+//! the host does not speak is refused naming its version and the host's.
 
 #![deny(missing_docs)]
 
@@ -47,6 +48,7 @@ mod protocol;
 mod runtime;
 mod sandbox;
 mod since_v0_1_0;
+mod since_v0_2_0;
 mod sink;
 
 /// Every heap allocation of the process goes through the accounting
@@ -59,7 +61,7 @@ pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 pub use limits::Limits;
 pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
 pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
-pub use protocol::PROTOCOL_VERSION;
+pub use protocol::{PROTOCOL_VERSION, PROTOCOL_VERSIONS};
 pub use runtime::{GeneratorRun, LoadedGenerator, Output, Runtime, Stored};
 pub use sink::{Blob, HOLD_BYTES, Sink};
 
@@ -73,5 +75,11 @@ pub mod testing {
     /// measuring what tracing costs.
     pub fn without_tracing(runtime: Runtime) -> Runtime {
         runtime.without_tracing()
+    }
+
+    /// `runtime` without the model check against the generators'
+    /// vocabularies. For measuring what the check costs.
+    pub fn without_model_check(runtime: Runtime) -> Runtime {
+        runtime.without_model_check()
     }
 }

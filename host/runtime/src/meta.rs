@@ -1,5 +1,6 @@
 //! Who a generator says it is: its `meta`, and the rule its name follows.
 
+use seams_model::Vocabulary;
 use seams_templates::Syntax;
 
 /// Who a generator says it is (its `meta`).
@@ -15,6 +16,72 @@ pub struct Meta {
     pub syntax: Syntax,
     /// Its templates (name, source), in the order given.
     pub templates: Vec<(String, String)>,
+    /// The vocabularies it reads (protocol 0.2.0 on), which the host checks
+    /// the model against before running it.
+    pub vocabularies: Vec<Vocabulary>,
+}
+
+/// The most vocabularies a generator may declare.
+const MAX_VOCABULARIES: usize = 16;
+
+/// The most bytes of one vocabulary's terms or shapes: the host parses
+/// them, so a generator may not hand it unbounded work.
+const MAX_VOCABULARY_BYTES: usize = 1 << 20;
+
+impl Meta {
+    /// A generator's meta as its `meta` export gave it, or what is wrong
+    /// with it.
+    pub(crate) fn checked(
+        name: String,
+        version: String,
+        description: String,
+        syntax: Syntax,
+        templates: Vec<(String, String)>,
+        vocabularies: Vec<Vocabulary>,
+    ) -> Result<Meta, String> {
+        if !is_generator_name(&name) {
+            return Err(format!("name {name:?} must be {GENERATOR_NAME_RULE}"));
+        }
+        if version.is_empty() || version.len() > 64 || version.chars().any(char::is_control) {
+            return Err(format!(
+                "version {version:?} must be a short version string such as 0.1.0"
+            ));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for (name, _) in &templates {
+            if !names.insert(name.as_str()) {
+                return Err(format!("template {name:?} is listed twice"));
+            }
+        }
+        if vocabularies.len() > MAX_VOCABULARIES {
+            return Err(format!(
+                "it declares {} vocabularies, more than {MAX_VOCABULARIES}",
+                vocabularies.len()
+            ));
+        }
+        for v in &vocabularies {
+            let shown = seams_model::input_text::echo(&v.namespace);
+            if !seams_model::is_namespace(&v.namespace) {
+                return Err(format!(
+                    "vocabulary namespace {shown} is not an absolute IRI ending in '#' or '/'"
+                ));
+            }
+            let longest = v.terms.len().max(v.shapes.as_ref().map_or(0, String::len));
+            if longest > MAX_VOCABULARY_BYTES {
+                return Err(format!(
+                    "vocabulary {shown} has {longest} bytes of terms or shapes, more than {MAX_VOCABULARY_BYTES}"
+                ));
+            }
+        }
+        Ok(Meta {
+            name,
+            version,
+            description,
+            syntax,
+            templates,
+            vocabularies,
+        })
+    }
 }
 
 /// What a generator's name must be: it names the generator in the lock,

@@ -20,11 +20,9 @@ use crate::cache;
 use crate::error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 use crate::limits::Limits;
 use crate::meta::Meta;
-use crate::since_v0_1_0 as bindings;
-
+use crate::protocol::{self, Exports, Pre};
 use crate::sandbox::{Kept, Sandbox, Violation};
 use crate::sink::{Blob, Sink};
-use bindings::GeneratorPre;
 
 /// How long between two epoch ticks; the deadline's resolution.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -105,7 +103,7 @@ pub struct GeneratorRun {
 pub struct LoadedGenerator {
     label: String,
     sha256: String,
-    pre: GeneratorPre<Sandbox>,
+    pre: Pre,
 }
 
 impl std::fmt::Debug for LoadedGenerator {
@@ -127,6 +125,11 @@ impl LoadedGenerator {
     pub fn label(&self) -> &str {
         &self.label
     }
+
+    /// The protocol version it targets, e.g. `0.2.0`.
+    pub fn protocol(&self) -> &'static str {
+        self.pre.version()
+    }
 }
 
 /// The engine, its linker and its component cache. One per process.
@@ -135,7 +138,7 @@ pub struct Runtime {
     linker: Linker<Sandbox>,
     cache: Option<cache::ComponentCache>,
     ticking: Arc<AtomicBool>,
-    tracing: bool,
+    work: HostWork,
     stack_bytes: usize,
 }
 
@@ -192,7 +195,8 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         crate::clock::add_to_linker(&mut linker)?;
-        bindings::add_to_linker(&mut linker)?;
+        crate::since_v0_1_0::add_to_linker(&mut linker)?;
+        crate::since_v0_2_0::add_to_linker(&mut linker)?;
 
         // The deadline's clock: the thread ends when the runtime is dropped.
         let ticking = Arc::new(AtomicBool::new(true));
@@ -213,7 +217,10 @@ impl Runtime {
             linker,
             cache,
             ticking,
-            tracing: true,
+            work: HostWork {
+                tracing: true,
+                model_check: true,
+            },
             stack_bytes,
         })
     }
@@ -221,7 +228,7 @@ impl Runtime {
     /// The names of the interfaces a loaded component imports and exports,
     /// each sorted: what a registry artifact's config lists.
     pub fn interfaces(&self, loaded: &LoadedGenerator) -> (Vec<String>, Vec<String>) {
-        let ty = loaded.pre.instance_pre().component().component_type();
+        let ty = loaded.pre.component().component_type();
         let mut imports: Vec<String> = ty
             .imports(&self.engine)
             .map(|(n, _)| n.to_owned())
@@ -259,13 +266,7 @@ impl Runtime {
             None => Component::new(&self.engine, bytes).map_err(|e| format!("{e:#}")),
         }
         .map_err(|e| fail(GeneratorErrorKind::Compile(e)))?;
-        bindings::check_version(&self.engine, &component).map_err(fail)?;
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| fail(GeneratorErrorKind::Link(format!("{e:#}"))))?;
-        let pre =
-            GeneratorPre::new(pre).map_err(|e| fail(GeneratorErrorKind::Link(format!("{e:#}"))))?;
+        let pre = Pre::new(&self.engine, &self.linker, &component).map_err(fail)?;
         Ok(LoadedGenerator {
             label: label.to_owned(),
             sha256,
@@ -335,10 +336,10 @@ impl Runtime {
         limits: &Limits,
         sink: Sink,
     ) -> Result<GeneratorRun, GeneratorError> {
-        let tracing = self.tracing;
+        let work = self.work;
         let ((meta, outputs, naming, fuel), log) =
             self.call(generator, model, limits, move |store, g| {
-                run_steps(store, g, tracing, sink)
+                run_steps(store, g, work, sink)
             })?;
         Ok(GeneratorRun {
             meta,
@@ -363,9 +364,7 @@ impl Runtime {
     ) -> Result<Meta, GeneratorError> {
         let (meta, _) = self.call(generator, model, limits, |store, g| {
             let instance = instantiate(store, g)?;
-            let api = instance.seams_generator_generator_api();
-            Ok(bindings::meta_from_wit(api.call_meta(&mut *store)?)
-                .map_err(GeneratorErrorKind::Meta)?)
+            Ok(instance.meta(store)?.map_err(GeneratorErrorKind::Meta)?)
         })?;
         Ok(meta)
     }
@@ -384,10 +383,8 @@ impl Runtime {
     ) -> Result<String, GeneratorError> {
         let (view, _) = self.call(generator, model, limits, |store, g| {
             let instance = instantiate(store, g)?;
-            let api = instance.seams_generator_generator_api();
-            api.call_meta(&mut *store)?;
-            api.call_extract(&mut *store)?
-                .map_err(|e| reported("extract", e))
+            instance.meta(store)?.map_err(GeneratorErrorKind::Meta)?;
+            instance.extract(store)?.map_err(|e| reported("extract", e))
         })?;
         Ok(view)
     }
@@ -460,9 +457,26 @@ impl Runtime {
     /// Turns the tracing render off: no traces, no sidecars; lock sources
     /// come from the `sources` export. For measuring what tracing costs.
     pub(crate) fn without_tracing(mut self) -> Self {
-        self.tracing = false;
+        self.work.tracing = false;
         self
     }
+
+    /// Turns the model check against the generators' vocabularies off.
+    /// For measuring what it costs.
+    pub(crate) fn without_model_check(mut self) -> Self {
+        self.work.model_check = false;
+        self
+    }
+}
+
+/// What the host does for a run beyond the protocol's steps: everything,
+/// but for measuring what each part costs.
+#[derive(Debug, Clone, Copy)]
+struct HostWork {
+    /// Trace each render as it is made.
+    tracing: bool,
+    /// Check the model against the generator's vocabularies first.
+    model_check: bool,
 }
 
 /// What a run's thread needs, owned.
@@ -516,8 +530,8 @@ impl RunInStore {
 fn instantiate(
     store: &mut Store<Sandbox>,
     generator: &LoadedGenerator,
-) -> wasmtime::Result<bindings::Generator> {
-    budget::lenient(|| generator.pre.instantiate(&mut *store))
+) -> wasmtime::Result<Box<dyn Exports>> {
+    budget::lenient(|| generator.pre.instantiate(store))
 }
 
 enum Failure {
@@ -550,26 +564,34 @@ fn settle_fuel(store: &mut Store<Sandbox>) -> Result<(), Failure> {
     Ok(())
 }
 
-fn reported(step: &'static str, e: bindings::WitError) -> Failure {
-    Failure::Kind(GeneratorErrorKind::Reported {
-        step,
-        message: bindings::error_message(&e),
-    })
+fn reported(step: &'static str, message: String) -> Failure {
+    Failure::Kind(GeneratorErrorKind::Reported { step, message })
 }
 
 fn run_steps(
     store: &mut Store<Sandbox>,
     generator: &LoadedGenerator,
-    tracing: bool,
+    work: HostWork,
     sink: Sink,
 ) -> Result<(Meta, Vec<Output>, Vec<String>, u64), Failure> {
+    let tracing = work.tracing;
     let mut naming = Vec::new();
     let instance = instantiate(store, generator)?;
-    let api = instance.seams_generator_generator_api();
 
-    let meta =
-        bindings::meta_from_wit(api.call_meta(&mut *store)?).map_err(GeneratorErrorKind::Meta)?;
+    let meta = instance.meta(store)?.map_err(GeneratorErrorKind::Meta)?;
     settle_fuel(store)?;
+    // The model must follow the vocabularies the generator reads before
+    // it runs: a typo is named, not turned into a broken output.
+    let vocabularies = if work.model_check {
+        meta.vocabularies.as_slice()
+    } else {
+        &[]
+    };
+    let findings = seams_model::vocabulary::check(store.data().model(), vocabularies)
+        .map_err(|e| GeneratorErrorKind::Meta(e.to_string()))?;
+    if !findings.is_empty() {
+        return Err(GeneratorErrorKind::Model(findings).into());
+    }
     let service = Arc::new(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
@@ -578,8 +600,8 @@ fn run_steps(
         .data_mut()
         .set_templates(service, tracing, sink, &meta.name);
 
-    let view = api
-        .call_extract(&mut *store)?
+    let view = instance
+        .extract(store)?
         .map_err(|e| reported("extract", e))?;
     settle_fuel(store)?;
     if let Err(e) = serde_json::from_str::<serde_json::Value>(&view) {
@@ -589,8 +611,8 @@ fn run_steps(
         .into());
     }
 
-    let files = api
-        .call_render(&mut *store, &view)?
+    let files = instance
+        .render(store, &view)?
         .map_err(|e| reported("render", e))?;
     settle_fuel(store)?;
     let limits = store.data().limits().clone();
@@ -605,8 +627,8 @@ fn run_steps(
     let mut total = 0usize;
     for file in files {
         let (text, rendered, kept) = match file.body {
-            bindings::Body::Text(text) => (text, None, None),
-            bindings::Body::Rendered(resource) => {
+            protocol::Body::Text(text) => (text, None, None),
+            protocol::Body::Rendered(resource) => {
                 let (mut rendered, kept) =
                     store.data_mut().take_rendered(resource).map_err(|e| {
                         GeneratorErrorKind::Protocol(format!(
@@ -671,8 +693,8 @@ fn run_steps(
     // Plain-text files: the generator's own traces, checked, never trusted
     // (asked for even when every file was rendered, so a lie is caught).
     if tracing {
-        let traces = api
-            .call_trace(&mut *store, &view)?
+        let traces = instance
+            .trace(store, &view)?
             .map_err(|e| reported("trace", e))?;
         settle_fuel(store)?;
         // What a generator's own trace may cite: its templates' lines.
@@ -726,8 +748,8 @@ fn run_steps(
     // asked even when every file is traced, so that what it names is
     // checked too.
     {
-        let sources = api
-            .call_sources(&mut *store, &view)?
+        let sources = instance
+            .sources(store, &view)?
             .map_err(|e| reported("sources", e))?;
         settle_fuel(store)?;
         for entry in sources {

@@ -324,7 +324,8 @@ impl wasmtime::ResourceLimiter for Sandbox {
 }
 
 /// The host services, independent of the protocol version: each version's
-/// bindings (`since_v0_1_0`) implement their `Host` traits with these.
+/// bindings (`since_v0_1_0`, `since_v0_2_0`) implement their `Host` traits
+/// with these.
 /// Each checks the deadline (epochs do not interrupt host code) and
 /// counts what it allocates against the generator's limits.
 impl Sandbox {

@@ -64,9 +64,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         return io.finish(format, String::new, || generate_json(&report), code);
     }
     // Failures first: what follows is what the others did.
-    for failure in &report.failures {
-        io.console.error(io.err, "generate", &failure.to_string());
-    }
+    io.console.failures(io.err, "generate", &report.failures);
     if !io.console.quiet {
         for line in &report.log {
             let _ = writeln!(io.err, "{}", safe_line(line, LOG_LINE_LIMIT));

@@ -32,9 +32,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     } else {
         EXIT_FAILURE
     };
-    for failure in &generated.failures {
-        io.console.error(io.err, "init", &failure.to_string());
-    }
+    io.console.failures(io.err, "init", &generated.failures);
     let shown = dir.display().to_string();
     io.finish(
         format,

@@ -92,6 +92,8 @@ pub struct TestOutcome {
     pub name: &'static str,
     /// Empty when it passed.
     pub failures: Vec<String>,
+    /// What the test could not check, and why (a file no parser knows).
+    pub notes: Vec<String>,
 }
 
 /// All four outcomes, and the component that was tested.
@@ -121,6 +123,7 @@ impl SuiteReport {
                     "name": o.name,
                     "passed": o.failures.is_empty(),
                     "failures": o.failures,
+                    "notes": o.notes,
                 })
             })
             .collect();
@@ -140,6 +143,9 @@ impl SuiteReport {
         for o in &self.outcomes {
             if o.failures.is_empty() {
                 out.push_str(&format!("{}: ok\n", o.name));
+                for note in &o.notes {
+                    out.push_str(&format!("  note: {note}\n"));
+                }
             } else {
                 out.push_str(&format!("{}: FAILED\n", o.name));
                 for f in &o.failures {
@@ -360,18 +366,26 @@ pub(crate) fn test_built_in(
             TestOutcome {
                 name: TESTS[0],
                 failures: golden_match(&golden_dir, &shown_as, &first, &model),
+                notes: Vec::new(),
             },
             TestOutcome {
                 name: TESTS[1],
                 failures: determinism(&first, &second),
+                notes: Vec::new(),
             },
             TestOutcome {
                 name: TESTS[2],
                 failures: output_parses(&first),
+                notes: first
+                    .outputs
+                    .iter()
+                    .filter_map(|o| crate::output_syntax::not_applicable(&o.path))
+                    .collect(),
             },
             TestOutcome {
                 name: TESTS[3],
                 failures: sources_name_files(&first),
+                notes: Vec::new(),
             },
         ],
         component,
@@ -496,6 +510,7 @@ mod tests {
                 description: String::new(),
                 syntax: Syntax::Jinja,
                 templates: Vec::new(),
+                vocabularies: Vec::new(),
             },
             component_sha256: String::new(),
             outputs: vec![Output {

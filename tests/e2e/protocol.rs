@@ -1,0 +1,118 @@
+//! Protocol versions: a component built against `seams:generator@0.1.0`
+//! before 0.2.0 existed (committed with its sha256) keeps generating the
+//! same bytes, and 0.2.0's vocabularies let the host refuse a model with a
+//! typo, naming the file, line and closest term, before any generator
+//! runs.
+
+use seams_model::sha256_hex;
+use seams_tests::{EXAMPLES, TempProject, example_project, repo_root, seams};
+
+/// The htmx built-in as built against protocol 0.1.0, frozen.
+fn frozen_htmx() -> Vec<u8> {
+    let dir = repo_root().join("tests/fixtures/since-v0.1.0");
+    let bytes = std::fs::read(dir.join("htmx.wasm")).unwrap();
+    let pinned = std::fs::read_to_string(dir.join("htmx.wasm.sha256")).unwrap();
+    assert_eq!(
+        pinned.split_whitespace().next(),
+        Some(sha256_hex(&bytes).as_str()),
+        "the frozen 0.1.0 component changed"
+    );
+    bytes
+}
+
+#[test]
+fn a_component_built_for_0_1_0_generates_the_same_bytes_as_the_built_in() {
+    let p = example_project("chat");
+    std::fs::write(p.path().join("htmx.wasm"), frozen_htmx()).unwrap();
+    std::fs::write(
+        p.path().join("seams.toml"),
+        "[model]\nfiles = [\"model.ttl\"]\n\n[[generator]]\nwasm = \"htmx.wasm\"\n",
+    )
+    .unwrap();
+    let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let inspected = seams(&["inspect", p.path().join("htmx.wasm").to_str().unwrap()]);
+    assert!(
+        inspected
+            .stdout
+            .contains("protocol:    seams:generator@0.1.0"),
+        "{}",
+        inspected.stdout
+    );
+    let committed = repo_root().join("examples/chat/out");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(p.path().join("out")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            std::fs::read(committed.join(&name)).unwrap(),
+            "{name} differs from what the 0.2.0 built-in wrote"
+        );
+        compared += 1;
+    }
+    // Two pages and the script, each with its sidecar.
+    assert_eq!(compared, 6);
+}
+
+#[test]
+fn a_0_1_0_component_declares_no_vocabulary_so_its_model_is_not_checked() {
+    let model = std::fs::read_to_string(repo_root().join("examples/chat/model.ttl"))
+        .unwrap()
+        .replace("ui:emptyText", "ui:emptyTxt");
+    let p = TempProject::new(&model, "[[generator]]\nwasm = \"htmx.wasm\"\n");
+    std::fs::write(p.path().join("htmx.wasm"), frozen_htmx()).unwrap();
+    let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+/// Typos in a copy of each example: a class and a property.
+fn typos(example: &str) -> (&'static str, &'static str, &'static str, &'static str) {
+    match example {
+        "chat" => ("a ui:Page", "a ui:Pag", "ui:shows", "ui:show"),
+        _ => (
+            "a ui:Page",
+            "a ui:page",
+            "ui:relatedEntity",
+            "ui:relatedEntities",
+        ),
+    }
+}
+
+#[test]
+fn typos_in_each_example_are_refused_naming_file_line_and_the_closest_term() {
+    for example in EXAMPLES {
+        let p = example_project(example);
+        let model_path = p.path().join("model.ttl");
+        let (class, class_typo, property, property_typo) = typos(example);
+        let model = std::fs::read_to_string(&model_path)
+            .unwrap()
+            .replacen(class, class_typo, 1)
+            .replacen(property, property_typo, 1);
+        std::fs::write(&model_path, model).unwrap();
+        let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+        assert_eq!(run.code, 1, "{example}: {run:?}");
+        assert!(
+            !p.path().join("out").exists(),
+            "{example}: nothing is written"
+        );
+        let shown = run.stderr.replace(p.path().to_str().unwrap(), "<project>");
+        insta::assert_snapshot!(format!("typos_in_{example}"), shown);
+    }
+}
+
+#[test]
+fn a_shape_violation_names_the_element_its_line_and_the_shapes_message() {
+    let model = std::fs::read_to_string(repo_root().join("examples/expense/model.ttl"))
+        .unwrap()
+        .replacen("ui:path \"reports\"", "ui:path \"Reports\"", 1)
+        .replacen("ui:required true", "ui:required \"yes\"", 1);
+    let p = TempProject::new(
+        &model,
+        "[[generator]]\nbuiltin = \"htmx\"\n[[generator]]\nbuiltin = \"fastapi\"\n",
+    );
+    let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let shown = run.stderr.replace(p.path().to_str().unwrap(), "<project>");
+    insta::assert_snapshot!("shape_violations_in_expense", shown);
+}
