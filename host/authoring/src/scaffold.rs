@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::golden::Golden;
-use crate::output_syntax::{SUFFIXES, language_of};
+use crate::output_syntax::language_of;
 
 /// The SDK a package builds against, vendored into it so that it builds
 /// anywhere, with no path to this machine.
@@ -40,8 +40,8 @@ const SDK_FILES: &[(&str, &str)] = &[
         include_str!("../../../sdk/src/view.rs"),
     ),
     (
-        "seams-sdk/wit/since_v0.1.0/generator.wit",
-        include_str!("../../../wit/since_v0.1.0/generator.wit"),
+        "seams-sdk/wit/since_v0.2.0/generator.wit",
+        include_str!("../../../wit/since_v0.2.0/generator.wit"),
     ),
 ];
 
@@ -60,6 +60,9 @@ wit-bindgen = "0.63"
 
 /// The versions seams is built and tested with: the package starts on them.
 const LOCKFILE: &str = include_str!("../../../Cargo.lock");
+
+/// The toolchain seams is built with, and the target a component needs.
+const TOOLCHAIN: &str = include_str!("../../../rust-toolchain.toml");
 
 const LIB_TEMPLATE: &str = include_str!("scaffold/lib.rs.tmpl");
 const EXTRACT_TEMPLATE: &str = include_str!("scaffold/extract.rs.tmpl");
@@ -122,9 +125,10 @@ pub struct Reference {
 }
 
 /// Reads a reference and refuses one the scaffold could not make a passing
-/// test from: not UTF-8, empty or blank, a suffix the "output parses" test
-/// does not know, or text holding the bracket delimiters or the tracing
-/// sentinels.
+/// test from: not UTF-8, empty or blank, text that does not parse as its
+/// suffix says (when a parser knows the suffix; plain text of any other
+/// kind is taken, and the "output parses" test says it does not apply), or
+/// text holding the bracket delimiters or the tracing sentinels.
 ///
 /// # Errors
 ///
@@ -139,13 +143,6 @@ pub fn read_reference(path: &Path) -> Result<Reference, ScaffoldError> {
         .and_then(|n| n.to_str())
         .ok_or_else(|| refuse("has no file name".into()))?
         .to_owned();
-    if language_of(&name).is_none() {
-        let known: Vec<String> = SUFFIXES.iter().map(|(s, _)| format!(".{s}")).collect();
-        return Err(refuse(format!(
-            "the suffix is not one the \"output parses\" test knows; use one of {}",
-            known.join(", ")
-        )));
-    }
     let bytes = std::fs::read(path).map_err(|source| ScaffoldError::Io {
         path: path.to_owned(),
         source,
@@ -189,10 +186,18 @@ pub struct Package {
 /// scaffold's extract step (drafting uses it); `None` gives the default.
 pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Package {
     let krate = name.replace('-', "_");
+    let parses = match language_of(&reference.name) {
+        Some(language) => format!("checks that `{}` parses as {language}", reference.name),
+        None => format!(
+            "does not apply to `{}`: seams has no parser for its kind of file",
+            reference.name
+        ),
+    };
     let fill = |t: &str| {
         t.replace("{{NAME}}", name)
             .replace("{{OUTPUT}}", &reference.name)
             .replace("{{CRATE}}", &krate)
+            .replace("{{PARSES}}", &parses)
     };
     let mut files = vec![
         ("Cargo.toml".to_owned(), fill(MANIFEST_TEMPLATE)),
@@ -211,11 +216,14 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Pac
             Golden::all_fixed(&reference.text),
         ),
         ("Cargo.lock".to_owned(), LOCKFILE.to_owned()),
+        // The toolchain and the wasm32-wasip2 target, installed by rustup
+        // on the first cargo command in the package.
+        ("rust-toolchain.toml".to_owned(), TOOLCHAIN.to_owned()),
         ("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()),
     ];
     for (path, text) in SDK_FILES {
         // The vendored SDK keeps its WIT inside itself.
-        let text = text.replace("\"../wit/since_v0.1.0\"", "\"wit/since_v0.1.0\"");
+        let text = text.replace("\"../wit/since_v0.2.0\"", "\"wit/since_v0.2.0\"");
         files.push(((*path).to_owned(), text));
     }
     Package { files }
