@@ -78,6 +78,7 @@
 
 #![deny(missing_docs)]
 
+mod decode;
 mod error;
 mod files;
 mod meta;
@@ -86,6 +87,7 @@ mod model;
 pub mod native;
 mod view;
 
+pub use decode::{Date, Iri};
 pub use error::{Error, Result};
 pub use files::{Body, File, FileSources, FileTrace, Rendered, TraceLine, render};
 pub use meta::{Meta, Syntax, Template, Vocabulary};
@@ -141,6 +143,27 @@ pub trait Generator {
     }
 }
 
+/// The templates a generator ships, read at build time by name from the
+/// `templates/` directory beside the `src/` directory of the file that
+/// invokes it (`src/lib.rs`), for [`Meta::templates`]:
+///
+/// ```ignore
+/// Meta::new("pages", "0.1.0", "One page per ui:Page")
+///     .templates(seams_sdk::templates!["layout.html", "page.html"])
+/// ```
+///
+/// A name without its file is a build error, naming the path.
+#[macro_export]
+macro_rules! templates {
+    ($($name:literal),* $(,)?) => {
+        [$($crate::Template::new(
+            $name,
+            // Relative to the invoking file, as include_str! resolves.
+            include_str!(concat!("../templates/", $name)),
+        )),*]
+    };
+}
+
 /// Exports a [`Generator`] as the component's implementation of the seams
 /// protocol. Use it once, at the crate root of a `cdylib`.
 #[macro_export]
@@ -191,12 +214,14 @@ macro_rules! register_generator {
 /// Plumbing for [`register_generator!`]; not part of the stable API.
 #[doc(hidden)]
 pub mod __internal {
-    /// The wit-bindgen output for `wit/since_v0.2.0`.
+    /// The wit-bindgen output for `wit/since_v0.2.0`: the crate's own copy
+    /// of the protocol, so that it builds as published (a test checks it
+    /// equals the repository's `wit/`).
     #[allow(missing_docs, clippy::all)]
     pub mod wit {
         wit_bindgen::generate!({
             world: "generator",
-            path: "../wit/since_v0.2.0",
+            path: "wit/since_v0.2.0",
             pub_export_macro: true,
             export_macro_name: "export_generator",
             default_bindings_module: "seams_sdk::__internal::wit",

@@ -103,6 +103,13 @@ impl Meta {
         self
     }
 
+    /// Adds templates, in order: usually [`templates!`](crate::templates),
+    /// which reads them from the package's `templates/` directory.
+    pub fn templates(mut self, templates: impl IntoIterator<Item = Template>) -> Self {
+        self.templates.extend(templates);
+        self
+    }
+
     /// Declares a vocabulary the generator reads.
     pub fn vocabulary(mut self, vocabulary: Vocabulary) -> Self {
         self.vocabularies.push(vocabulary);

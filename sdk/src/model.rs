@@ -69,6 +69,10 @@ impl Row {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Term)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
+
+    pub(crate) fn into_terms(self) -> BTreeMap<String, Term> {
+        self.0
+    }
 }
 
 impl Model {
@@ -96,21 +100,22 @@ impl Model {
         bindings.iter().map(parse_row).collect()
     }
 
-    /// Runs a SELECT query and deserializes each row, as an object of
-    /// variable name to value string, into `T`: a struct whose fields are
-    /// the query's variables (`Option<String>` for optional ones).
+    /// Runs a SELECT query and decodes each row into `T`: a struct
+    /// (`#[derive(Deserialize)]`) whose fields are the query's variables,
+    /// each of the type its values have: `String`, an integer type, `f64`
+    /// (decimals), `bool` (`true`, `false`, `1`, `0`), [`Iri`](crate::Iri)
+    /// (refuses a literal), [`Date`](crate::Date) (`xsd:date`), or an
+    /// `Option` of one for a variable that may be unbound.
+    ///
+    /// # Errors
+    ///
+    /// The query fails, or a value does not fit its field: the error names
+    /// the row, the variable and the value.
     pub fn select_as<T: DeserializeOwned>(&self, sparql: &str) -> Result<Vec<T>> {
         self.select(sparql)?
             .into_iter()
-            .map(|row| {
-                let object: serde_json::Map<String, Value> = row
-                    .0
-                    .into_iter()
-                    .map(|(k, t)| (k, Value::String(t.value)))
-                    .collect();
-                serde_json::from_value(Value::Object(object))
-                    .map_err(|e| Error::Query(format!("row does not fit: {e}")))
-            })
+            .enumerate()
+            .map(|(index, row)| crate::decode::decode(row, index))
             .collect()
     }
 
@@ -143,7 +148,7 @@ impl Model {
     }
 }
 
-fn parse_row(binding: &Value) -> Result<Row> {
+pub(crate) fn parse_row(binding: &Value) -> Result<Row> {
     let object = binding
         .as_object()
         .ok_or_else(|| Error::Query("a result row is not an object".into()))?;

@@ -116,3 +116,33 @@ fn a_shape_violation_names_the_element_its_line_and_the_shapes_message() {
     let shown = run.stderr.replace(p.path().to_str().unwrap(), "<project>");
     insta::assert_snapshot!("shape_violations_in_expense", shown);
 }
+
+#[test]
+fn the_sdk_ships_its_own_copy_of_the_protocol_and_packages_as_it_is() {
+    let shipped = std::fs::read_to_string(repo_root().join("sdk/wit/since_v0.2.0/generator.wit"));
+    assert_eq!(
+        shipped.unwrap(),
+        std::fs::read_to_string(repo_root().join("wit/since_v0.2.0/generator.wit")).unwrap(),
+        "sdk/wit/ is the SDK's copy of wit/, the source: copy wit/since_v0.2.0 into sdk/wit/ again"
+    );
+    // Packaged and built from the package alone, as crates.io would; a
+    // target directory of its own, as the tests' cargo holds the shared one.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "package",
+            "-p",
+            "seams-sdk",
+            "--allow-dirty",
+            "--target-dir",
+        ])
+        .arg(seams_tests::target_dir().join("sdk-package"))
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -4,7 +4,7 @@
 //! database when the model names one (service `db`). See
 //! `vocabulary/ui.ttl`.
 
-use seams_sdk::{Error, File, Generator, Meta, Model, Result, Template, ViewObject};
+use seams_sdk::{Error, File, Generator, Meta, Model, Result, ViewObject};
 use seams_ui_model::{Ui, snake_case};
 use serde_json::{Value, json};
 
@@ -18,10 +18,7 @@ impl Generator for Compose {
             "A docker-compose.yml for the pages and API of a UI model",
         )
         .vocabulary(seams_ui_model::vocabulary())
-        .template(Template::new(
-            "docker-compose.yml",
-            include_str!("../templates/docker-compose.yml"),
-        ))
+        .templates(seams_sdk::templates!["docker-compose.yml"])
     }
 
     fn extract(model: &Model) -> Result<Value> {

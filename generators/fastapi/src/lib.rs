@@ -6,7 +6,7 @@
 
 mod extract;
 
-use seams_sdk::{File, Generator, Meta, Model, Result, Template};
+use seams_sdk::{File, Generator, Meta, Model, Result};
 use serde_json::Value;
 
 struct FastApi;
@@ -19,15 +19,11 @@ impl Generator for FastApi {
             "A FastAPI app serving the pages and routes of a UI model",
         )
         .vocabulary(seams_ui_model::vocabulary())
-        .template(Template::new("app.py", include_str!("../templates/app.py")))
-        .template(Template::new(
+        .templates(seams_sdk::templates![
+            "app.py",
             "entity.py",
-            include_str!("../templates/entity.py"),
-        ))
-        .template(Template::new(
-            "requirements.txt",
-            include_str!("../templates/requirements.txt"),
-        ))
+            "requirements.txt"
+        ])
     }
 
     fn extract(model: &Model) -> Result<Value> {

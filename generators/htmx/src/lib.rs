@@ -7,7 +7,7 @@
 
 mod extract;
 
-use seams_sdk::{File, Generator, Meta, Model, Result, Template};
+use seams_sdk::{File, Generator, Meta, Model, Result};
 use serde_json::Value;
 
 /// The pages' shared script: an output and the template that writes it.
@@ -23,23 +23,13 @@ impl Generator for Htmx {
             "One htmx page per page of a UI model",
         )
         .vocabulary(seams_ui_model::vocabulary())
-        .template(Template::new(
+        .templates(seams_sdk::templates![
             "layout.html",
-            include_str!("../templates/layout.html"),
-        ))
-        .template(Template::new(
             "page.html",
-            include_str!("../templates/page.html"),
-        ))
-        .template(Template::new(
             "list.html",
-            include_str!("../templates/list.html"),
-        ))
-        .template(Template::new(
             "form.html",
-            include_str!("../templates/form.html"),
-        ))
-        .template(Template::new(SCRIPT, include_str!("../templates/app.js")))
+            "app.js",
+        ])
     }
 
     fn extract(model: &Model) -> Result<Value> {

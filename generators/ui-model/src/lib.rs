@@ -511,11 +511,6 @@ fn datatype(attribute: &str, iri: &str) -> Result<Datatype> {
     })
 }
 
-/// A SPARQL boolean as the SDK returns it.
-fn truthy(value: Option<&str>) -> bool {
-    matches!(value, Some("true" | "1"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,7 +71,7 @@ struct FieldRow {
     label: String,
     name: String,
     input: Option<String>,
-    required: Option<String>,
+    required: Option<bool>,
     binds: Option<String>,
 }
 
@@ -99,7 +99,7 @@ struct AttributeRow {
     label: String,
     name: String,
     datatype: String,
-    required: Option<String>,
+    required: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -109,7 +109,7 @@ struct RelationRow {
     label: String,
     name: String,
     target: String,
-    required: Option<String>,
+    required: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -118,7 +118,7 @@ struct StateRow {
     state: String,
     label: String,
     name: String,
-    initial: Option<String>,
+    initial: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -270,7 +270,7 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
                     label: f.label.clone(),
                     name: f.name.clone(),
                     input_type: f.input.clone().unwrap_or_else(|| "text".into()),
-                    required: truthy(f.required.as_deref()),
+                    required: f.required.unwrap_or(false),
                     binds: f.binds.clone(),
                 })
                 .collect();
@@ -423,7 +423,7 @@ fn read_entities(model: &Model) -> Result<Vec<Entity>> {
                     iri: s.state.clone(),
                     label: s.label.clone(),
                     name: s.name.clone(),
-                    initial: truthy(s.initial.as_deref()),
+                    initial: s.initial.unwrap_or(false),
                     next: next_names,
                 });
             }
@@ -448,7 +448,7 @@ fn read_entities(model: &Model) -> Result<Vec<Entity>> {
                 label: a.label.clone(),
                 name: a.name.clone(),
                 datatype,
-                required: truthy(a.required.as_deref()),
+                required: a.required.unwrap_or(false),
                 states: state_values,
             });
         }
@@ -466,7 +466,7 @@ fn read_entities(model: &Model) -> Result<Vec<Entity>> {
                 label: r.label.clone(),
                 name: r.name.clone(),
                 target: r.target.clone(),
-                required: truthy(r.required.as_deref()),
+                required: r.required.unwrap_or(false),
             });
         }
         if entity_attributes.is_empty() {

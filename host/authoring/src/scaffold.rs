@@ -20,6 +20,10 @@ const SDK_FILES: &[(&str, &str)] = &[
         include_str!("../../../sdk/src/lib.rs"),
     ),
     (
+        "seams-sdk/src/decode.rs",
+        include_str!("../../../sdk/src/decode.rs"),
+    ),
+    (
         "seams-sdk/src/error.rs",
         include_str!("../../../sdk/src/error.rs"),
     ),
@@ -41,7 +45,7 @@ const SDK_FILES: &[(&str, &str)] = &[
     ),
     (
         "seams-sdk/wit/since_v0.2.0/generator.wit",
-        include_str!("../../../wit/since_v0.2.0/generator.wit"),
+        include_str!("../../../sdk/wit/since_v0.2.0/generator.wit"),
     ),
 ];
 
@@ -222,9 +226,7 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Pac
         ("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()),
     ];
     for (path, text) in SDK_FILES {
-        // The vendored SDK keeps its WIT inside itself.
-        let text = text.replace("\"../wit/since_v0.2.0\"", "\"wit/since_v0.2.0\"");
-        files.push(((*path).to_owned(), text));
+        files.push(((*path).to_owned(), (*text).to_owned()));
     }
     Package { files }
 }
