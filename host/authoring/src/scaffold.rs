@@ -323,7 +323,7 @@ mod tests {
         let why = |r: Result<Reference, ScaffoldError>| r.unwrap_err().to_string();
         assert!(why(reference("a.html", b"\xff\xfe")).contains("not UTF-8"));
         assert!(why(reference("a.html", b"  \n\n")).contains("empty or blank"));
-        assert!(why(reference("a.docx", b"text")).contains(".html, .htm, .json"));
+        assert!(why(reference("a.xml", b"<a>\n<b>\n</a>\n")).contains("does not parse itself"));
         assert!(
             why(reference("a.py", b"x = 1\ny = a[[0]]\n"))
                 .contains("line 2, column 6: holds \"[[\"")
@@ -333,6 +333,10 @@ mod tests {
             reference("a.html", b"<p>{{ vue }}</p>\n").is_ok(),
             "Jinja braces are fine"
         );
+        // Plain text no parser knows is taken as it is.
+        for plain in ["notes.md", "schema.sql", "LICENSE"] {
+            assert!(reference(plain, b"any { text\n").is_ok(), "{plain}");
+        }
     }
 
     #[test]

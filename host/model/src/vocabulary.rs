@@ -204,9 +204,15 @@ impl Model {
     /// The IRIs starting with `namespace` that the model uses anywhere,
     /// sorted; computed once per namespace, as every generator reading the
     /// vocabulary asks.
+    ///
+    /// The cache is only ever tried, never waited for, and not held while
+    /// scanning: a run stopped at its budget while holding it (its thread
+    /// stops for good where it allocates) must not stall the other
+    /// generators' runs, which then scan for themselves.
     pub(crate) fn iris_in(&self, namespace: &str) -> Arc<Vec<String>> {
-        let mut cache = self.namespaces.lock().expect("namespace cache");
-        if let Some(found) = cache.get(namespace) {
+        if let Ok(cache) = self.namespaces.try_lock()
+            && let Some(found) = cache.get(namespace)
+        {
             return found.clone();
         }
         let mut found = BTreeSet::new();
@@ -228,7 +234,10 @@ impl Model {
             }
         }
         let found = Arc::new(found.into_iter().collect::<Vec<_>>());
-        cache.insert(namespace.to_owned(), found.clone());
+        let key = namespace.to_owned();
+        if let Ok(mut cache) = self.namespaces.try_lock() {
+            cache.insert(key, found.clone());
+        }
         found
     }
 }
@@ -319,6 +328,21 @@ mod tests {
                 "model.ttl:4: unknown term ui:Pag of the vocabulary <urn:ui#>; did you mean ui:Page?",
             ]
         );
+    }
+
+    #[test]
+    fn a_namespace_scan_is_cached_and_never_waits_for_a_held_cache() {
+        let model = Model::parse("m.ttl", "<urn:ui#a> <urn:ui#b> <urn:x> .").unwrap();
+        let both = vec!["urn:ui#a".to_owned(), "urn:ui#b".to_owned()];
+        assert_eq!(*model.iris_in("urn:ui#"), both);
+        assert!(model.namespaces.lock().unwrap().contains_key("urn:ui#"));
+        // Held by another (as by a run stopped at its budget): scanned
+        // again, not waited for.
+        let held = model.namespaces.lock().unwrap();
+        assert_eq!(*model.iris_in("urn:ui#"), both);
+        assert!(model.iris_in("urn:other#").is_empty());
+        drop(held);
+        assert!(!model.namespaces.lock().unwrap().contains_key("urn:other#"));
     }
 
     #[test]
