@@ -169,8 +169,8 @@ fn count_graph_lines(dir: &std::path::Path) -> usize {
 fn files_kept_as_each_render_is_final_equal_the_run_held_in_memory() {
     let runtime = Runtime::new(None).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    // Every render written to a file, then every render held.
-    for (hold_bytes, in_files) in [(0, true), (seams_runtime::HOLD_BYTES, false)] {
+    // Every render written to a file, then the small ones held.
+    for (hold_bytes, all_in_files) in [(0, true), (seams_runtime::HOLD_BYTES, false)] {
         let sink = seams_runtime::Sink::Files {
             dir: dir.path().to_owned(),
             hold_bytes,
@@ -203,8 +203,10 @@ fn files_kept_as_each_render_is_final_equal_the_run_held_in_memory() {
                         "{what}"
                     );
                     let sidecar_blob = stored.sidecar.as_ref().unwrap();
-                    assert_eq!(stored.text.file().is_some(), in_files, "{what}");
-                    assert_eq!(sidecar_blob.file().is_some(), in_files, "{what}");
+                    for blob in [&stored.text, sidecar_blob] {
+                        let in_file = all_in_files || blob.len() > seams_runtime::SMALL_BLOB;
+                        assert_eq!(blob.file().is_some(), in_file, "{what}");
+                    }
                     assert_eq!(
                         &*stored.text.read().unwrap(),
                         held_output.text.as_bytes(),

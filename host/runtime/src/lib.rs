@@ -63,7 +63,7 @@ pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
 pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
 pub use protocol::{PROTOCOL_VERSION, PROTOCOL_VERSIONS};
 pub use runtime::{GeneratorRun, LoadedGenerator, Output, Runtime, Stored};
-pub use sink::{Blob, HOLD_BYTES, Sink};
+pub use sink::{Blob, HOLD_BYTES, SMALL_BLOB, Sink};
 
 /// Hooks for seams' own tests and benchmarks; not part of the stable API.
 #[doc(hidden)]
