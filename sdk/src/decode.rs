@@ -30,6 +30,12 @@ impl fmt::Display for Iri {
     }
 }
 
+impl From<Iri> for String {
+    fn from(iri: Iri) -> String {
+        iri.0
+    }
+}
+
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -11,19 +11,32 @@
 //! A complete generator: one page listing every labelled thing in the model.
 //!
 //! ```no_run
-//! use seams_sdk::{File, Generator, Meta, Model, Result, Syntax, Template, ViewObject};
-//! use serde::Deserialize;
-//! use serde_json::{json, Value};
+//! use seams_sdk::{File, Generator, Meta, Model, Result, Syntax, Template, Traced};
+//! use serde::{Deserialize, Serialize};
 //!
 //! struct Things;
 //!
+//! /// One query row: a field per variable.
 //! #[derive(Deserialize)]
 //! struct Row {
 //!     thing: String,
 //!     label: String,
 //! }
 //!
+//! /// The view model the template prints.
+//! #[derive(Serialize, Deserialize)]
+//! struct View {
+//!     things: Vec<Traced<Thing>>,
+//! }
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct Thing {
+//!     label: String,
+//! }
+//!
 //! impl Generator for Things {
+//!     type View = View;
+//!
 //!     fn meta() -> Meta {
 //!         Meta::new("things", "0.1.0", "A page listing every labelled thing")
 //!             .syntax(Syntax::Brackets)
@@ -33,18 +46,18 @@
 //!             ))
 //!     }
 //!
-//!     fn extract(model: &Model) -> Result<Value> {
+//!     fn extract(model: &Model) -> Result<View> {
 //!         let rows: Vec<Row> = model.select_as(
 //!             "SELECT ?thing ?label WHERE { ?thing rdfs:label ?label } ORDER BY ?thing",
 //!         )?;
-//!         let things: Vec<Value> = rows
+//!         let things = rows
 //!             .into_iter()
-//!             .map(|r| ViewObject::new(&r.thing).field("label", r.label).into())
+//!             .map(|r| Traced::new(r.thing, Thing { label: r.label }))
 //!             .collect();
-//!         Ok(json!({ "things": things }))
+//!         Ok(View { things })
 //!     }
 //!
-//!     fn render(view: &Value) -> Result<Vec<File>> {
+//!     fn render(view: &View) -> Result<Vec<File>> {
 //!         Ok(vec![File::rendered("things.html", seams_sdk::render("things.html", view)?)])
 //!     }
 //! }
@@ -62,7 +75,8 @@
 //! template lines that wrote it and the model IRIs behind it (the
 //! `<output>.trace.json` sidecar). The IRIs come from *view objects*: a
 //! JSON object with a string `iri` and optionally a sorted array `origins`
-//! of further IRIs its extraction read. [`ViewObject`] builds them.
+//! of further IRIs its extraction read. [`Traced`] wraps a typed view as
+//! one; [`ViewObject`] builds one untyped.
 //!
 //! - A value read off a view object (`{{ field.label }}`) carries the
 //!   object's `iri` and `origins`. A filter, call or operator
@@ -92,7 +106,7 @@ pub use error::{Error, Result};
 pub use files::{Body, File, FileSources, FileTrace, Rendered, TraceLine, render};
 pub use meta::{Meta, Syntax, Template, Vocabulary};
 pub use model::{Model, Row, Term, TermKind};
-pub use view::ViewObject;
+pub use view::{Traced, ViewObject};
 
 /// Messages to the user, shown prefixed with the generator's name.
 pub mod log {
@@ -121,24 +135,30 @@ pub mod log {
 /// Only [`meta`](Generator::meta), [`extract`](Generator::extract) and
 /// [`render`](Generator::render) are required.
 pub trait Generator {
+    /// The view model: what [`extract`](Generator::extract) builds and the
+    /// other calls read back. A struct deriving `Serialize` and
+    /// `Deserialize`, its model elements as [`Traced`] values (or
+    /// `serde_json::Value`, for a generator that builds it untyped).
+    type View: serde::Serialize + serde::de::DeserializeOwned;
+
     /// Who the generator is and which templates it ships.
     fn meta() -> Meta;
 
     /// Reads the model and builds the view model.
-    fn extract(model: &Model) -> Result<serde_json::Value>;
+    fn extract(model: &Model) -> Result<Self::View>;
 
     /// Turns the view model into files.
-    fn render(view: &serde_json::Value) -> Result<Vec<File>>;
+    fn render(view: &Self::View) -> Result<Vec<File>>;
 
     /// Traces of files whose body is plain text. By default none: such
     /// files then get no sidecar, and their lock sources come from
     /// [`sources`](Generator::sources).
-    fn trace(_view: &serde_json::Value) -> Result<Vec<FileTrace>> {
+    fn trace(_view: &Self::View) -> Result<Vec<FileTrace>> {
         Ok(Vec::new())
     }
 
     /// Lock sources of files that have no trace. By default none.
-    fn sources(_view: &serde_json::Value) -> Result<Vec<FileSources>> {
+    fn sources(_view: &Self::View) -> Result<Vec<FileSources>> {
         Ok(Vec::new())
     }
 }
@@ -243,25 +263,30 @@ pub mod __internal {
         serde_json::to_string(&view).map_err(|e| Error::Failed(e.to_string()).into_wit())
     }
 
-    fn parse_view(view: &str) -> Result<serde_json::Value, WitError> {
-        serde_json::from_str(view)
-            .map_err(|e| Error::InvalidInput(format!("view model is not JSON: {e}")).into_wit())
+    /// The view model [`extract`] wrote, read back as the generator's type.
+    fn parse_view<G: Generator>(view: &str) -> Result<G::View, WitError> {
+        serde_json::from_str(view).map_err(|e| {
+            Error::InvalidInput(format!(
+                "view model does not fit the generator's view type: {e}"
+            ))
+            .into_wit()
+        })
     }
 
     pub fn render<G: Generator>(
         view: &str,
     ) -> Result<Vec<wit::seams::generator::templates::File>, WitError> {
-        let files = G::render(&parse_view(view)?).map_err(Error::into_wit)?;
+        let files = G::render(&parse_view::<G>(view)?).map_err(Error::into_wit)?;
         Ok(files.into_iter().map(crate::File::into_wit).collect())
     }
 
     pub fn trace<G: Generator>(view: &str) -> Result<Vec<api::FileTrace>, WitError> {
-        let traces = G::trace(&parse_view(view)?).map_err(Error::into_wit)?;
+        let traces = G::trace(&parse_view::<G>(view)?).map_err(Error::into_wit)?;
         Ok(traces.into_iter().map(crate::FileTrace::into_wit).collect())
     }
 
     pub fn sources<G: Generator>(view: &str) -> Result<Vec<api::FileSources>, WitError> {
-        let sources = G::sources(&parse_view(view)?).map_err(Error::into_wit)?;
+        let sources = G::sources(&parse_view::<G>(view)?).map_err(Error::into_wit)?;
         Ok(sources
             .into_iter()
             .map(crate::FileSources::into_wit)

@@ -389,8 +389,8 @@ fn a_sources_mismatch_fails_exactly_its_test() {
     let lib = lib
         .replace("use seams_sdk::{File,", "use seams_sdk::{FileSources, File,")
         .replace(
-            "    fn render(view: &Value)",
-            "    fn sources(_view: &Value) -> Result<Vec<FileSources>> {\n        Ok(vec![FileSources { path: \"ghost.txt\".into(), iris: vec![] }])\n    }\n\n    fn render(view: &Value)",
+            "    fn render(view: &View)",
+            "    fn sources(_view: &View) -> Result<Vec<FileSources>> {\n        Ok(vec![FileSources { path: \"ghost.txt\".into(), iris: vec![] }])\n    }\n\n    fn render(view: &View)",
         );
     std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
     let run = test_generator(&p, &dir);

@@ -159,47 +159,47 @@ fn bad_answers_and_provider_failures_are_refused_with_nothing_written() {
 fn every_spelling_of_a_compile_time_read_is_refused_before_building() {
     let p = project();
     let once = ["--retries", "0"];
-    // The good extract is 17 lines; the stealing line comes after a blank.
+    // The good extract is 37 lines; the stealing line comes after a blank.
     for (case, refusal) in [
         (
             "steal-env",
-            "extract.rs line 19: the macro env! is not allowed",
+            "extract.rs line 39: the macro env! is not allowed",
         ),
         (
             "steal-option-env",
-            "extract.rs line 19: the macro option_env! is not allowed",
+            "extract.rs line 39: the macro option_env! is not allowed",
         ),
         (
             "steal-include",
-            "extract.rs line 19: the macro include! is not allowed",
+            "extract.rs line 39: the macro include! is not allowed",
         ),
         (
             "steal-include-str",
-            "extract.rs line 19: the macro include_str! is not allowed",
+            "extract.rs line 39: the macro include_str! is not allowed",
         ),
         (
             "steal-include-bytes",
-            "extract.rs line 19: the macro include_bytes! is not allowed",
+            "extract.rs line 39: the macro include_bytes! is not allowed",
         ),
         (
             "steal-path",
-            "extract.rs line 19: the attribute #[path] is not allowed",
+            "extract.rs line 39: the attribute #[path] is not allowed",
         ),
         (
             "steal-qualified",
-            "extract.rs line 19: the macro ::core::include_str! is not allowed",
+            "extract.rs line 39: the macro ::core::include_str! is not allowed",
         ),
         (
             "steal-renamed",
-            "extract.rs line 19: `use ... include_str as format` is not allowed",
+            "extract.rs line 39: `use ... include_str as format` is not allowed",
         ),
         (
             "steal-doc",
-            "extract.rs line 19: the attribute #[doc] is allowed only as a plain doc comment",
+            "extract.rs line 39: the attribute #[doc] is allowed only as a plain doc comment",
         ),
         (
             "steal-nested",
-            "extract.rs line 19: the macro env! is not allowed",
+            "extract.rs line 39: the macro env! is not allowed",
         ),
     ] {
         assert_refused(&p, case, &once, &[refusal]);

@@ -118,7 +118,7 @@ fn a_shape_violation_names_the_element_its_line_and_the_shapes_message() {
 }
 
 #[test]
-fn the_sdk_ships_its_own_copy_of_the_protocol_and_packages_as_it_is() {
+fn the_sdk_ships_its_own_copy_of_the_protocol_packages_as_it_is_and_builds_a_package_by_version() {
     let shipped = std::fs::read_to_string(repo_root().join("sdk/wit/since_v0.2.0/generator.wit"));
     assert_eq!(
         shipped.unwrap(),
@@ -145,4 +145,63 @@ fn the_sdk_ships_its_own_copy_of_the_protocol_and_packages_as_it_is() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+
+    // A package made with `--sdk registry` depends on seams-sdk by version
+    // and holds no copy. seams-sdk is not on crates.io from here, so
+    // crates.io's seams-sdk is patched with the crate just packaged: what
+    // `cargo publish` would upload.
+    let version = env!("CARGO_PKG_VERSION");
+    let packaged = seams_tests::target_dir()
+        .join("sdk-package/package")
+        .join(format!("seams-sdk-{version}.crate"));
+    let p = seams_tests::chat_project();
+    let unpacked = p.path().join("registry");
+    std::fs::create_dir(&unpacked).unwrap();
+    let untar = std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(&packaged)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(untar.success(), "cannot unpack {}", packaged.display());
+    let reference = p.path().join("title.html");
+    std::fs::write(&reference, "<h1>Chat</h1>\n").unwrap();
+    let dir = p.path().join("seams-title");
+    let run = seams(&[
+        "new-generator",
+        "title",
+        "--reference",
+        reference.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--sdk",
+        "registry",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!("seams-sdk = \"{version}\"\n")),
+        "{manifest}"
+    );
+    assert!(
+        !dir.join("seams-sdk").exists(),
+        "a registry package vendors nothing"
+    );
+    std::fs::create_dir(dir.join(".cargo")).unwrap();
+    std::fs::write(
+        dir.join(".cargo/config.toml"),
+        format!(
+            "[patch.crates-io]\nseams-sdk = {{ path = {:?} }}\n",
+            unpacked.join(format!("seams-sdk-{version}"))
+        ),
+    )
+    .unwrap();
+    let tested = seams(&[
+        "test-generator",
+        dir.to_str().unwrap(),
+        "--project",
+        p.path().to_str().unwrap(),
+    ]);
+    assert_eq!(tested.code, 0, "{tested:?}");
 }

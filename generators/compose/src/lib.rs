@@ -4,13 +4,36 @@
 //! database when the model names one (service `db`). See
 //! `vocabulary/ui.ttl`.
 
-use seams_sdk::{Error, File, Generator, Meta, Model, Result, ViewObject};
-use seams_ui_model::{Ui, snake_case};
-use serde_json::{Value, json};
+use seams_sdk::{Error, File, Generator, Meta, Model, Result, Traced};
+use seams_ui_model::{Home, Ui, snake_case};
+use serde::{Deserialize, Serialize};
 
 struct Compose;
 
+/// What `docker-compose.yml` prints.
+#[derive(Serialize, Deserialize)]
+struct View {
+    app: Traced<App>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct App {
+    title: String,
+    /// The compose project's name.
+    project: String,
+    home: Traced<Home>,
+    database: Option<Traced<Database>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Database {
+    engine: String,
+    name: String,
+}
+
 impl Generator for Compose {
+    type View = View;
+
     fn meta() -> Meta {
         Meta::new(
             "compose",
@@ -21,7 +44,7 @@ impl Generator for Compose {
         .templates(seams_sdk::templates!["docker-compose.yml"])
     }
 
-    fn extract(model: &Model) -> Result<Value> {
+    fn extract(model: &Model) -> Result<View> {
         let ui = Ui::read(model)?;
         let Some(home) = ui.home() else {
             return Err(Error::msg(
@@ -32,35 +55,38 @@ impl Generator for Compose {
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect();
-        let mut app = ViewObject::new(&ui.app.iri)
-            .field("title", ui.app.title.as_str())
-            .field(
-                "project",
-                if project.is_empty() {
-                    "seams".into()
-                } else {
-                    project
-                },
-            )
-            .field("home", home);
-        let mut database = Value::Null;
-        if let Some(db) = &ui.app.database {
-            if db.engine != "postgres" {
+        let database = match &ui.app.database {
+            Some(db) if db.engine != "postgres" => {
                 return Err(Error::msg(format!(
                     "database <{}> has ui:engine {:?}; the compose generator knows \"postgres\"",
                     db.iri, db.engine
                 )));
             }
-            database = ViewObject::new(&db.iri)
-                .field("engine", db.engine.as_str())
-                .field("name", db.slug.as_str())
-                .into();
-        }
-        app = app.field("database", database);
-        Ok(json!({ "app": Value::from(app) }))
+            Some(db) => Some(Traced::new(
+                &db.iri,
+                Database {
+                    engine: db.engine.clone(),
+                    name: db.slug.clone(),
+                },
+            )),
+            None => None,
+        };
+        let app = App {
+            title: ui.app.title.clone(),
+            project: if project.is_empty() {
+                "seams".into()
+            } else {
+                project
+            },
+            home,
+            database,
+        };
+        Ok(View {
+            app: Traced::new(&ui.app.iri, app),
+        })
     }
 
-    fn render(view: &Value) -> Result<Vec<File>> {
+    fn render(view: &View) -> Result<Vec<File>> {
         Ok(vec![File::rendered(
             "docker-compose.yml",
             seams_sdk::render("docker-compose.yml", view)?,

@@ -7,11 +7,14 @@
 mod extract;
 
 use seams_sdk::{File, Generator, Meta, Model, Result};
-use serde_json::Value;
+
+use extract::View;
 
 struct FastApi;
 
 impl Generator for FastApi {
+    type View = View;
+
     fn meta() -> Meta {
         Meta::new(
             "fastapi",
@@ -26,11 +29,11 @@ impl Generator for FastApi {
         ])
     }
 
-    fn extract(model: &Model) -> Result<Value> {
+    fn extract(model: &Model) -> Result<View> {
         extract::extract(model)
     }
 
-    fn render(view: &Value) -> Result<Vec<File>> {
+    fn render(view: &View) -> Result<Vec<File>> {
         Ok(vec![
             File::rendered("app.py", seams_sdk::render("app.py", view)?),
             File::rendered(

@@ -1,111 +1,182 @@
 //! Reads the UI model into the view model the templates print.
 
-use seams_sdk::{Model, Result, ViewObject};
-use seams_ui_model::{Component, Datatype, Field, Flow, Kind, Member, Ui};
-use serde_json::{Value, json};
+use seams_sdk::{Model, Result, Traced};
+use seams_ui_model::{Datatype, EntityRef, Kind, Link, Member, Ui};
+use serde::{Deserialize, Serialize};
 
-pub fn extract(model: &Model) -> Result<Value> {
+/// What the pages print.
+#[derive(Serialize, Deserialize)]
+pub struct View {
+    pub app: Traced<Title>,
+    pub pages: Vec<Traced<Page>>,
+    /// Every page, as the navigation links to it.
+    pub nav: Vec<Traced<NavItem>>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Title {
+    pub title: String,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct NavItem {
+    pub title: String,
+    pub href: String,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Page {
+    pub title: String,
+    pub file: String,
+    pub components: Vec<Traced<Component>>,
+    pub links: Vec<Traced<Link>>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Component {
+    pub label: String,
+    pub slug: String,
+    pub entity: Option<Traced<EntityRef>>,
+    pub links: Vec<Traced<Link>>,
+    #[serde(flatten)]
+    pub kind: ComponentKind,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ComponentKind {
+    List {
+        empty_text: String,
+    },
+    Form {
+        update: bool,
+        submit_label: String,
+        fields: Vec<Traced<Field>>,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct Field {
+    pub label: String,
+    pub name: String,
+    pub input_type: String,
+    pub required: bool,
+    /// The number input's `step`, from the bound attribute's datatype.
+    pub step: String,
+    /// The states of a bound status, for a select.
+    pub states: Vec<Traced<State>>,
+    /// The entity a bound relation refers to, for a select.
+    pub related: Option<Traced<EntityRef>>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct State {
+    pub name: String,
+    pub label: String,
+}
+
+pub fn extract(model: &Model) -> Result<View> {
     let ui = Ui::read(model)?;
-    let nav: Vec<Value> = ui
+    let nav = ui
         .pages
         .iter()
         .map(|p| {
-            ViewObject::new(&p.iri)
-                .field("title", p.title.as_str())
-                .field("href", p.file())
-                .into()
+            let item = NavItem {
+                title: p.title.clone(),
+                href: p.file(),
+            };
+            Traced::new(&p.iri, item)
         })
         .collect();
-    let pages: Vec<Value> = ui
+    let pages = ui
         .pages
         .iter()
         .map(|page| {
-            let components: Vec<Value> =
-                page.components.iter().map(|c| component(&ui, c)).collect();
-            ViewObject::new(&page.iri)
-                .field("title", page.title.as_str())
-                .field("file", page.file())
-                .field("components", components)
-                .field("links", links(&page.flows))
-                .into()
+            let view = Page {
+                title: page.title.clone(),
+                file: page.file(),
+                components: page.components.iter().map(|c| component(&ui, c)).collect(),
+                links: page.flows.iter().map(|f| f.link()).collect(),
+            };
+            Traced::new(&page.iri, view)
         })
         .collect();
-    let app = ViewObject::new(&ui.app.iri).field("title", ui.app.title.as_str());
-    Ok(json!({ "app": Value::from(app), "pages": pages, "nav": nav }))
+    let app = Traced::new(
+        &ui.app.iri,
+        Title {
+            title: ui.app.title.clone(),
+        },
+    );
+    Ok(View { app, pages, nav })
 }
 
-fn links(flows: &[Flow]) -> Vec<Value> {
-    flows.iter().map(|f| f.link().into()).collect()
+fn entity_ref(ui: &Ui, iri: &str) -> Option<Traced<EntityRef>> {
+    ui.entity(iri).map(|e| e.view_ref())
 }
 
-/// An entity as a component or field refers to it.
-fn entity_ref(ui: &Ui, iri: &str) -> Value {
-    ui.entity(iri).map_or(Value::Null, |e| e.view_ref().into())
+fn component(ui: &Ui, c: &seams_ui_model::Component) -> Traced<Component> {
+    let kind = match c.kind {
+        Kind::List => ComponentKind::List {
+            empty_text: c.empty_text.clone(),
+        },
+        Kind::CreateForm | Kind::UpdateForm => ComponentKind::Form {
+            update: c.kind == Kind::UpdateForm,
+            submit_label: c.submit_label.clone(),
+            fields: c.fields.iter().map(|f| field(ui, f)).collect(),
+        },
+    };
+    let view = Component {
+        label: c.label.clone(),
+        slug: c.slug.clone(),
+        entity: c.entity.as_deref().and_then(|e| entity_ref(ui, e)),
+        links: c.flows.iter().map(|f| f.link()).collect(),
+        kind,
+    };
+    Traced::new(&c.iri, view)
 }
 
-fn component(ui: &Ui, c: &Component) -> Value {
-    let entity = c
-        .entity
-        .as_deref()
-        .map_or(Value::Null, |e| entity_ref(ui, e));
-    let view = ViewObject::new(&c.iri)
-        .field("label", c.label.as_str())
-        .field("slug", c.slug.as_str())
-        .field("entity", entity)
-        .field("links", links(&c.flows));
-    match c.kind {
-        Kind::List => view
-            .field("kind", "list")
-            .field("empty_text", c.empty_text.as_str())
-            .into(),
-        Kind::CreateForm | Kind::UpdateForm => view
-            .field("kind", "form")
-            .field("update", c.kind == Kind::UpdateForm)
-            .field("submit_label", c.submit_label.as_str())
-            .field(
-                "fields",
-                c.fields.iter().map(|f| field(ui, f)).collect::<Vec<_>>(),
-            )
-            .into(),
-    }
-}
-
-fn field(ui: &Ui, f: &Field) -> Value {
-    let mut view = ViewObject::new(&f.iri)
-        .field("label", f.label.as_str())
-        .field("name", f.name.as_str())
-        .field("input_type", f.input_type.as_str())
-        .field("required", f.required);
-    let mut step = "any";
-    let mut states: Vec<Value> = Vec::new();
-    let mut related = Value::Null;
-    match f.binds.as_deref().and_then(|b| ui.member(b)) {
+fn field(ui: &Ui, f: &seams_ui_model::Field) -> Traced<Field> {
+    let mut view = Field {
+        label: f.label.clone(),
+        name: f.name.clone(),
+        input_type: f.input_type.clone(),
+        required: f.required,
+        step: "any".into(),
+        states: Vec::new(),
+        related: None,
+    };
+    let member = f.binds.as_deref().and_then(|b| ui.member(b));
+    let origin = match member {
         Some((_, Member::Attribute(a))) => {
-            view = view.origin(&a.iri);
-            step = match a.datatype {
-                Datatype::Integer => "1",
-                Datatype::Decimal => "0.01",
-                _ => "any",
-            };
-            states = a
+            if let Some(step) = match a.datatype {
+                Datatype::Integer => Some("1"),
+                Datatype::Decimal => Some("0.01"),
+                _ => None,
+            } {
+                view.step = step.into();
+            }
+            view.states = a
                 .states
                 .iter()
                 .map(|s| {
-                    ViewObject::new(&s.iri)
-                        .field("name", s.name.as_str())
-                        .field("label", s.label.as_str())
-                        .into()
+                    let state = State {
+                        name: s.name.clone(),
+                        label: s.label.clone(),
+                    };
+                    Traced::new(&s.iri, state)
                 })
                 .collect();
+            Some(&a.iri)
         }
         Some((_, Member::Relation(r))) => {
-            view = view.origin(&r.iri);
-            related = entity_ref(ui, &r.target);
+            view.related = entity_ref(ui, &r.target);
+            Some(&r.iri)
         }
-        None => {}
+        None => None,
+    };
+    let traced = Traced::new(&f.iri, view);
+    match origin {
+        Some(iri) => traced.origin(iri),
+        None => traced,
     }
-    view.field("step", step)
-        .field("states", states)
-        .field("related", related)
-        .into()
 }

@@ -7,8 +7,10 @@
 
 mod extract;
 
-use seams_sdk::{File, Generator, Meta, Model, Result};
-use serde_json::Value;
+use seams_sdk::{File, Generator, Meta, Model, Result, Traced};
+use serde::Serialize;
+
+use extract::{NavItem, Page, Title, View};
 
 /// The pages' shared script: an output and the template that writes it.
 const SCRIPT: &str = "app.js";
@@ -16,6 +18,8 @@ const SCRIPT: &str = "app.js";
 pub(crate) struct Htmx;
 
 impl Generator for Htmx {
+    type View = View;
+
     fn meta() -> Meta {
         Meta::new(
             "htmx",
@@ -32,34 +36,46 @@ impl Generator for Htmx {
         ])
     }
 
-    fn extract(model: &Model) -> Result<Value> {
+    fn extract(model: &Model) -> Result<View> {
         extract::extract(model)
     }
 
-    fn render(view: &Value) -> Result<Vec<File>> {
-        let pages = view["pages"].as_array().cloned().unwrap_or_default();
+    fn render(view: &View) -> Result<Vec<File>> {
         // The script every page loads, written once.
         let script = File::rendered(
             SCRIPT,
-            seams_sdk::render(SCRIPT, &serde_json::json!({ "app": view["app"] }))?,
+            seams_sdk::render(SCRIPT, &ScriptContext { app: &view.app })?,
         );
-        pages
+        view.pages
             .iter()
             .map(|page| {
-                let context = serde_json::json!({
-                    "app": view["app"],
-                    "nav": view["nav"],
-                    "page": page,
-                });
-                let path = page["file"].as_str().unwrap_or_default();
+                let context = PageContext {
+                    app: &view.app,
+                    nav: &view.nav,
+                    page,
+                };
                 Ok(File::rendered(
-                    path,
+                    &page.file,
                     seams_sdk::render("layout.html", &context)?,
                 ))
             })
             .chain([Ok(script)])
             .collect()
     }
+}
+
+/// What `app.js` sees.
+#[derive(Serialize)]
+struct ScriptContext<'a> {
+    app: &'a Traced<Title>,
+}
+
+/// What `layout.html` sees, for one page.
+#[derive(Serialize)]
+struct PageContext<'a> {
+    app: &'a Traced<Title>,
+    nav: &'a [Traced<NavItem>],
+    page: &'a Traced<Page>,
 }
 
 seams_sdk::register_generator!(Htmx);

@@ -7,7 +7,8 @@
 //! routes and order. Whatever the model gets wrong is an error naming the
 //! resource and property.
 
-use seams_sdk::{Error, Model, Result, ViewObject};
+use seams_sdk::{Error, Model, Result, Traced};
+use serde::{Deserialize, Serialize};
 
 mod queries;
 
@@ -160,15 +161,46 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// The flow as a link's view object: `label` and `href`, traced to the
-    /// flow, its event and its target page.
-    pub fn link(&self) -> ViewObject {
-        ViewObject::new(&self.iri)
-            .origin(&self.event)
-            .origin(&self.target)
-            .field("label", self.label.as_str())
-            .field("href", self.href.as_str())
+    /// The flow as a link, traced to the flow, its event and its target
+    /// page.
+    pub fn link(&self) -> Traced<Link> {
+        Traced::new(
+            &self.iri,
+            Link {
+                label: self.label.clone(),
+                href: self.href.clone(),
+            },
+        )
+        .origin(&self.event)
+        .origin(&self.target)
     }
+}
+
+/// A navigation flow's view: a link.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Link {
+    /// The link text.
+    pub label: String,
+    /// The target page's file.
+    pub href: String,
+}
+
+/// An entity's view where a component, field or relation refers to it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EntityRef {
+    /// Its `ui:name`.
+    pub name: String,
+    /// Its snake-case name.
+    pub slug: String,
+    /// Its `rdfs:label`.
+    pub label: String,
+}
+
+/// The view of the page the application opens on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Home {
+    /// The page's file.
+    pub file: String,
 }
 
 /// A `ui:Entity`.
@@ -189,14 +221,16 @@ pub struct Entity {
 }
 
 impl Entity {
-    /// The entity as a component, field or relation refers to it: a view
-    /// object with its name, slug and label; a generator adds its own
-    /// fields.
-    pub fn view_ref(&self) -> ViewObject {
-        ViewObject::new(&self.iri)
-            .field("name", self.name.as_str())
-            .field("slug", self.slug.as_str())
-            .field("label", self.label.as_str())
+    /// The entity as a component, field or relation refers to it.
+    pub fn view_ref(&self) -> Traced<EntityRef> {
+        Traced::new(
+            &self.iri,
+            EntityRef {
+                name: self.name.clone(),
+                slug: self.slug.clone(),
+                label: self.label.clone(),
+            },
+        )
     }
 }
 
@@ -287,18 +321,13 @@ impl Ui {
     }
 
     /// The page the application opens on (its `ui:homePage`, else its
-    /// first page) as a view object with its `file`, traced to the page and
-    /// the application.
-    pub fn home(&self) -> Option<ViewObject> {
+    /// first page), traced to the page and the application.
+    pub fn home(&self) -> Option<Traced<Home>> {
         let (iri, file) = match &self.app.home {
             Some((iri, path)) => (iri.as_str(), page_file(path)),
             None => self.pages.first().map(|p| (p.iri.as_str(), p.file()))?,
         };
-        Some(
-            ViewObject::new(iri)
-                .origin(&self.app.iri)
-                .field("file", file),
-        )
+        Some(Traced::new(iri, Home { file }).origin(&self.app.iri))
     }
 
     /// A UI of these parts.

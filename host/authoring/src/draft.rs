@@ -20,14 +20,16 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::golden::{BuildEnv, SuiteError, test_built_in};
-use crate::scaffold::{Package, Reference, ScaffoldError, check_name, read_reference, scaffold};
+use crate::scaffold::{
+    Package, Reference, ScaffoldError, Sdk, check_name, read_reference, scaffold,
+};
 use seams_core::Progress;
 use seams_core::Project;
 use seams_model::{Model, sha256_hex};
 use seams_runtime::Runtime;
 
 /// The prompt, versioned by its file name.
-pub const PROMPT: &str = include_str!("../../../prompts/draft-generator-v1.txt");
+pub const PROMPT: &str = include_str!("../../../prompts/draft-generator-v2.txt");
 /// The prompt for another attempt after a rejection.
 pub const REPAIR_PROMPT: &str = include_str!("../../../prompts/draft-generator-repair-v1.txt");
 
@@ -138,7 +140,7 @@ fn fence(data: &str) -> String {
 /// The prompt for `reference` and `model`: deterministic, the same bytes
 /// for the same inputs.
 pub fn build_prompt(name: &str, reference: &Reference, model: &Model) -> String {
-    let package = scaffold(name, reference, None);
+    let package = scaffold(name, reference, None, Sdk::Vendored);
     let module = package
         .files
         .iter()
@@ -335,7 +337,8 @@ fn call_provider(
 
 /// The package an answer gives.
 fn assemble(name: &str, reference: &Reference, answer: &Answer) -> Package {
-    let mut package = scaffold(name, reference, Some(&answer.extract));
+    // Vendored: a draft builds offline, whether or not the SDK is published.
+    let mut package = scaffold(name, reference, Some(&answer.extract), Sdk::Vendored);
     for (path, text) in &mut package.files {
         if *path == format!("templates/{}", reference.name) {
             *text = answer.template.clone();
@@ -523,16 +526,13 @@ pub fn draft_generator(
     let prompt_sha256 = sha256_hex(prompt.as_bytes());
     let _ = writeln!(out, "prompt sha256: {prompt_sha256}");
 
-    let mut key_parts = vec![
-        sha256_hex(reference.text.as_bytes()),
-        model.hash().to_owned(),
-        reference.name.clone(),
-        command_line.clone(),
-    ];
-    key_parts.extend(llm_model.clone());
-    // The prompt's version is part of what the answer answers.
-    key_parts.push("draft-generator-v1".into());
-    let key = sha256_hex(key_parts.join("\n").as_bytes());
+    let key = cache_key(
+        PROMPT,
+        &reference,
+        model.hash(),
+        &command_line,
+        llm_model.as_deref(),
+    );
     let cache_file = project
         .root
         .join(".seams")
@@ -626,6 +626,26 @@ pub fn draft_generator(
     Err(DraftError::Rejected { attempts, reasons })
 }
 
+/// The draft cache's key: everything the answer answers. The prompt's
+/// text is part of it, so a changed prompt asks again.
+fn cache_key(
+    prompt: &str,
+    reference: &Reference,
+    model_hash: &str,
+    command_line: &str,
+    llm_model: Option<&str>,
+) -> String {
+    let mut parts = vec![
+        sha256_hex(reference.text.as_bytes()),
+        model_hash.to_owned(),
+        reference.name.clone(),
+        command_line.to_owned(),
+    ];
+    parts.extend(llm_model.map(str::to_owned));
+    parts.push(sha256_hex(prompt.as_bytes()));
+    sha256_hex(parts.join("\n").as_bytes())
+}
+
 fn write_draft(
     package: &Package,
     component: &[u8],
@@ -688,6 +708,32 @@ mod tests {
                 .iter()
                 .any(|r| r.contains("Compiling") || r.contains("could not compile"))
         );
+    }
+
+    #[test]
+    fn the_cache_key_changes_with_the_prompt_text_and_each_input() {
+        let reference = Reference {
+            name: "title.html".into(),
+            text: "<h1>Chat</h1>\n".into(),
+        };
+        let key = |prompt: &str, reference: &Reference, model: &str, llm: Option<&str>| {
+            cache_key(prompt, reference, model, "provider --json", llm)
+        };
+        let base = key(PROMPT, &reference, "m1", None);
+        assert_eq!(base, key(PROMPT, &reference, "m1", None), "deterministic");
+        let edited_prompt = format!("{PROMPT} ");
+        let other_reference = Reference {
+            text: "<h1>Talk</h1>\n".into(),
+            ..reference.clone()
+        };
+        for changed in [
+            key(&edited_prompt, &reference, "m1", None),
+            key(PROMPT, &other_reference, "m1", None),
+            key(PROMPT, &reference, "m2", None),
+            key(PROMPT, &reference, "m1", Some("big-model")),
+        ] {
+            assert_ne!(changed, base);
+        }
     }
 
     #[test]

@@ -33,4 +33,4 @@ pub use golden::{
 };
 pub use output_syntax::SyntaxProblem;
 pub use publish::{PublishError, PublishReport, PublishRequest, publish};
-pub use scaffold::{Package, Reference, ScaffoldError, new_generator};
+pub use scaffold::{Package, Reference, ScaffoldError, Sdk, new_generator};

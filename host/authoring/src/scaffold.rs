@@ -186,9 +186,25 @@ pub struct Package {
     pub files: Vec<(String, String)>,
 }
 
+/// Where a package gets the SDK from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sdk {
+    /// A copy in the package (`seams-sdk/`): builds offline, with nothing
+    /// but the package. The default while `seams-sdk` is not on crates.io.
+    #[default]
+    Vendored,
+    /// `seams-sdk` by version from crates.io, the copy `cargo package`
+    /// makes of this SDK.
+    Registry,
+}
+
+/// The SDK version a package depends on: the workspace's, which the SDK
+/// shares (`version.workspace = true`).
+const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The package for `name` and `reference`. `extract` replaces the
 /// scaffold's extract step (drafting uses it); `None` gives the default.
-pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Package {
+pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>, sdk: Sdk) -> Package {
     let krate = name.replace('-', "_");
     let parses = match language_of(&reference.name) {
         Some(language) => format!("checks that `{}` parses as {language}", reference.name),
@@ -197,8 +213,20 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Pac
             reference.name
         ),
     };
+    let (dependency, sdk_note) = match sdk {
+        Sdk::Vendored => (
+            r#"{ path = "seams-sdk" }"#.to_owned(),
+            "`seams-sdk/`: the SDK this package builds against, vendored so that it\n  builds offline; `seams new-generator --sdk registry` depends on the\n  published version instead.",
+        ),
+        Sdk::Registry => (
+            format!("\"{SDK_VERSION}\""),
+            "The SDK is `seams-sdk` from crates.io, by version (`Cargo.toml`).",
+        ),
+    };
     let fill = |t: &str| {
         t.replace("{{NAME}}", name)
+            .replace("{{SDK_DEPENDENCY}}", &dependency)
+            .replace("{{SDK_NOTE}}", sdk_note)
             .replace("{{OUTPUT}}", &reference.name)
             .replace("{{CRATE}}", &krate)
             .replace("{{PARSES}}", &parses)
@@ -223,10 +251,12 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>) -> Pac
         // The toolchain and the wasm32-wasip2 target, installed by rustup
         // on the first cargo command in the package.
         ("rust-toolchain.toml".to_owned(), TOOLCHAIN.to_owned()),
-        ("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()),
     ];
-    for (path, text) in SDK_FILES {
-        files.push(((*path).to_owned(), (*text).to_owned()));
+    if sdk == Sdk::Vendored {
+        files.push(("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()));
+        for (path, text) in SDK_FILES {
+            files.push(((*path).to_owned(), (*text).to_owned()));
+        }
     }
     Package { files }
 }
@@ -289,11 +319,12 @@ pub fn new_generator(
     reference: &Path,
     out: Option<&Path>,
     force: bool,
+    sdk: Sdk,
 ) -> Result<(PathBuf, Vec<PathBuf>), ScaffoldError> {
     check_name(name)?;
     let reference = read_reference(reference)?;
     let dir = out.map_or_else(|| PathBuf::from(format!("seams-{name}")), Path::to_path_buf);
-    let written = write_package(&scaffold(name, &reference, None), &dir, force)?;
+    let written = write_package(&scaffold(name, &reference, None, sdk), &dir, force)?;
     Ok((dir, written))
 }
 
@@ -340,13 +371,45 @@ mod tests {
     }
 
     #[test]
+    fn a_registry_package_depends_on_the_sdk_by_version_and_vendors_nothing() {
+        let r = Reference {
+            name: "a.json".into(),
+            text: "{}\n".into(),
+        };
+        let text = |package: &Package, path: &str| {
+            package
+                .files
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, t)| t.clone())
+        };
+        let vendored = scaffold("a", &r, None, Sdk::Vendored);
+        let registry = scaffold("a", &r, None, Sdk::Registry);
+        let manifest = |p: &Package| text(p, "Cargo.toml").unwrap();
+        assert!(manifest(&vendored).contains("seams-sdk = { path = \"seams-sdk\" }\n"));
+        assert!(manifest(&registry).contains(&format!("seams-sdk = \"{SDK_VERSION}\"\n")));
+        assert!(text(&vendored, "seams-sdk/src/lib.rs").is_some());
+        assert!(
+            registry
+                .files
+                .iter()
+                .all(|(path, _)| !path.starts_with("seams-sdk/"))
+        );
+        assert!(
+            text(&registry, "README.md")
+                .unwrap()
+                .contains("from crates.io")
+        );
+    }
+
+    #[test]
     fn a_package_is_written_only_into_an_empty_or_new_directory() {
         let dir = tempfile::tempdir().unwrap();
         let r = Reference {
             name: "a.json".into(),
             text: "{}\n".into(),
         };
-        let package = scaffold("a", &r, None);
+        let package = scaffold("a", &r, None, Sdk::Vendored);
         std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
         assert!(matches!(
             write_package(&package, dir.path(), false),

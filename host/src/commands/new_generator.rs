@@ -18,8 +18,20 @@ pub(crate) struct Args {
     /// Write into a non-empty directory, replacing the package's files.
     #[arg(long)]
     force: bool,
+    /// Where the package gets the SDK: a copy in the package, or seams-sdk by version from crates.io.
+    #[arg(long, value_enum, default_value_t = SdkArg::Vendored)]
+    sdk: SdkArg,
     #[command(flatten)]
     format: FormatArg,
+}
+
+/// `--sdk`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SdkArg {
+    /// A copy in the package, `seams-sdk/`: builds offline.
+    Vendored,
+    /// `seams-sdk` by version, from crates.io.
+    Registry,
 }
 
 pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
@@ -29,6 +41,10 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         &args.reference,
         args.out.as_deref(),
         args.force,
+        match args.sdk {
+            SdkArg::Vendored => seams_authoring::Sdk::Vendored,
+            SdkArg::Registry => seams_authoring::Sdk::Registry,
+        },
     );
     match result {
         Ok((dir, written)) => {
