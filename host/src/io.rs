@@ -153,6 +153,16 @@ pub fn blob_cache_dir(project_root: &Path) -> PathBuf {
     }
 }
 
+/// Where generator packages are built: `$SEAMS_BUILD_DIR`, else the
+/// user's cache directory's `seams/build`, shared by every project so that
+/// the SDK's dependencies compile once. Holds only seams's build artefacts.
+pub fn build_dir() -> Option<PathBuf> {
+    match std::env::var_os("SEAMS_BUILD_DIR") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => dirs::cache_dir().map(|d| d.join("seams").join("build")),
+    }
+}
+
 /// The registry client: the blob cache, and credentials and insecure
 /// registries from the environment (never from `seams.toml`).
 pub(crate) fn registry(project_root: &Path) -> Registry {
@@ -166,6 +176,7 @@ pub(crate) fn in_project<T>(
 ) -> anyhow::Result<T> {
     let mut project = Project::load(dir).map_err(GenerateError::from)?;
     project.registry = Some(registry(&project.root));
+    project.build_dir = build_dir();
     let runtime = Runtime::with_stack(cache_dir(), project.limits.stack_bytes)?;
     command(&project, &runtime)
 }

@@ -23,17 +23,23 @@ fn provider(case: &str) -> String {
 }
 
 fn draft(p: &TempProject, case: &str, out: &Path, extra: &[&str]) -> seams_tests::Outcome {
+    draft_from(p, "title.html", case, out, extra)
+}
+
+/// Drafts from the reference `reference` in the project.
+fn draft_from(
+    p: &TempProject,
+    reference: &str,
+    case: &str,
+    out: &Path,
+    extra: &[&str],
+) -> seams_tests::Outcome {
     let provider = provider(case);
     let mut args = vec![
         "draft-generator",
         "chat-title",
         "--reference",
-        p.path()
-            .join("title.html")
-            .to_str()
-            .unwrap()
-            .to_owned()
-            .leak(),
+        p.path().join(reference).to_str().unwrap().to_owned().leak(),
         "--provider",
         provider.as_str(),
         "--out",
@@ -43,6 +49,13 @@ fn draft(p: &TempProject, case: &str, out: &Path, extra: &[&str]) -> seams_tests
     ];
     args.extend(extra);
     seams(&args)
+}
+
+/// `text` holds each of `parts`.
+fn assert_says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} missing from:\n{text}");
+    }
 }
 
 /// Every file under `dir`, with its bytes; empty when it does not exist.
@@ -144,8 +157,15 @@ fn bad_answers_and_provider_failures_are_refused_with_nothing_written() {
     let out = p.path().join("out-always-bad");
     let run = draft(&p, "always-bad", &out, &["--retries", "2"]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("; retrying (1/2)\n"), "{}", run.stderr);
-    assert!(run.stderr.contains("; retrying (2/2)\n"), "{}", run.stderr);
+    // One reason per line, then the retry.
+    assert!(
+        run.stderr.contains(
+            "draft rejected: template line 2: restates the label \"Chat\" of <https://example.org/chat#app>; read it in extract and print it from the view model\nretrying (1/2)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\nretrying (2/2)\n"), "{}", run.stderr);
     assert!(
         run.stderr
             .contains("draft rejected after 3 attempts:\ntemplate line 2: restates"),
@@ -204,8 +224,26 @@ fn every_spelling_of_a_compile_time_read_is_refused_before_building() {
     ] {
         assert_refused(&p, case, &once, &[refusal]);
     }
-    // Refused before any build: nothing was compiled for the project.
-    assert!(!p.path().join(".seams/target").exists());
+    // Refused before any build: a build directory of its own stays unmade.
+    let build = p.path().join("build");
+    let run = Command::new(env!("CARGO_BIN_EXE_seams"))
+        .args(["draft-generator", "chat-title", "--reference"])
+        .arg(p.path().join("title.html"))
+        .args([
+            "--provider",
+            &provider("steal-env"),
+            "--retries",
+            "0",
+            "--out",
+        ])
+        .arg(p.path().join("stolen"))
+        .arg("--project")
+        .arg(p.path())
+        .env("SEAMS_BUILD_DIR", &build)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(!build.exists(), "nothing was built");
 }
 
 /// The draft's build sees only what cargo and rustc need: a variable of
@@ -315,11 +353,13 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
     let out = p.path().join("seams-chat-title");
     let run = draft(&p, "good", &out, &[]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stdout.starts_with("prompt sha256: "), "{}", run.stdout);
-    assert!(run.stdout.contains("\ncache miss\n"), "{}", run.stdout);
+    // Progress on stderr; results on stdout.
+    assert!(run.stderr.starts_with("prompt sha256: "), "{}", run.stderr);
+    assert!(run.stderr.contains("\ncache miss\n"), "{}", run.stderr);
+    assert!(!run.stdout.contains("prompt sha256"), "{}", run.stdout);
     assert!(
         run.stdout.contains(
-            "golden match: ok\ndeterminism: ok\noutput parses: ok\nsources name the files: ok\n"
+            "golden match: ok\ndeterminism: ok\noutput parses: ok\nsources name the files: ok\nmodel probes: ok\n"
         ),
         "{}",
         run.stdout
@@ -333,6 +373,17 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
         "<header>\n  <h1>[[ app.title ]]</h1>\n</header>\n"
     );
     assert_eq!(snapshot(&cache).len(), 1, "the accepted answer is cached");
+    // What a person should review: the template line by line, and what
+    // each probe changed.
+    assert_says(
+        &run.stdout,
+        &[
+            "review (what a person should check):\n  the template, line by line:\n    fixed  <header>\n    model    <h1>[[ app.title ]]</h1>\n    fixed  </header>\n",
+            "    relabel:\n      title.html: -   <h1>Chat</h1>\n      title.html: +   <h1>Relabel01</h1>\n",
+            "    rename: nothing\n",
+        ],
+    );
+    assert!(!run.stdout.contains("judge"), "no verdict unless asked");
 
     // seams generate runs the drafted component.
     std::fs::copy(
@@ -360,8 +411,13 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
         "{}",
         run.stderr
     );
-    let run = draft(&p, "fenced", &out, &["--force"]);
+    let run = draft(&p, "fenced", &out, &["--force", "--judge"]);
     assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("  judge (a note, not a gate): It reads the application's label by its type; nothing is hard-coded.\n"),
+        "{}",
+        run.stdout
+    );
 
     // A retry that succeeds on the second attempt (the provider checks that
     // the first rejection's reasons reached it).
@@ -370,11 +426,11 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(
         run.stderr
-            .starts_with("draft rejected: template line 2: restates the label \"Chat\""),
+            .contains("\ncache miss\ndraft rejected: template line 2: restates the label \"Chat\""),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.ends_with("; retrying (1/2)\n"), "{}", run.stderr);
+    assert!(run.stderr.ends_with("\nretrying (1/2)\n"), "{}", run.stderr);
 
     // A cache hit calls no provider: this one fails if it runs.
     let first = p.path().join("first");
@@ -406,7 +462,7 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    assert!(String::from_utf8_lossy(&again.stdout).contains("\ncache hit\n"));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("\ncache hit\n"));
     let package = |dir: &Path| {
         snapshot(dir)
             .into_iter()
@@ -426,21 +482,55 @@ fn the_prompt_is_deterministic_and_keeps_data_fenced() {
         name: "title.html".into(),
         text: REFERENCE.into(),
     };
-    let prompt = seams_authoring::build_prompt("chat-title", &reference, &model);
+    let prompt = seams_authoring::build_prompt("chat-title", &reference, &model).unwrap();
     assert_eq!(
         prompt,
-        seams_authoring::build_prompt("chat-title", &reference, &model)
+        seams_authoring::build_prompt("chat-title", &reference, &model).unwrap()
     );
     assert!(
         prompt.contains("```DATA\n<header>\n  <h1>Chat</h1>\n</header>\n```"),
         "{prompt}"
     );
-    assert!(prompt.contains("https://example.org/chat#app\tChat\n"));
+    // The model part: prefixes, the element the reference prints with all
+    // its triples, and the SDK reference with its example.
+    assert_says(
+        &prompt,
+        &[
+            "@prefix chat: <https://example.org/chat#> .",
+            "chat:app a ui:Application",
+            "rdfs:label \"Chat\"",
+            "ui:homePage chat:conversations_page",
+            "`model.select_as::<R>(sparql)?`",
+            "} ORDER BY ?order\",",
+        ],
+    );
     assert!(
         prompt.contains("mod extract;"),
         "the package module is shown"
     );
     insta::assert_snapshot!("draft_prompt", prompt);
+
+    // The other example: its pages' links.
+    let model =
+        seams_model::Model::load(&[repo_root().join("examples/expense/model.ttl")]).unwrap();
+    let reference = seams_authoring::Reference {
+        name: "nav.html".into(),
+        text: std::fs::read_to_string(
+            repo_root().join("evals/draft-generator/expense-nav/nav.html"),
+        )
+        .unwrap(),
+    };
+    let prompt = seams_authoring::build_prompt("expense-nav", &reference, &model).unwrap();
+    assert_says(
+        &prompt,
+        &[
+            "@prefix exp: <https://example.org/expense#> .",
+            "exp:reports_page a ui:Page ;",
+            "ui:path \"approvals\"",
+            "`Traced::new(iri, fields)`",
+        ],
+    );
+    insta::assert_snapshot!("draft_prompt_expense", prompt);
 }
 
 #[test]
@@ -504,8 +594,519 @@ fn propose_settings_are_used_and_flags_win() {
     assert_eq!(none.code, 1);
     assert!(
         none.stderr
-            .contains("no provider command: pass --provider CMD or set provider in [propose]"),
+            .contains("no provider: pass --provider CMD (or api:openai, api:anthropic), set provider in [propose]"),
         "{}",
         none.stderr
     );
+}
+
+/// The chat pages' links, and the message form's fields with their input
+/// types: references whose honest drafts pass every probe.
+const NAV: &str = "<nav>\n  <a href=\"conversations.html\">Conversations</a>\n  <a href=\"thread.html\">Thread</a>\n</nav>\n";
+const FIELDS: &str = "conversation: select\nauthor: text\nbody: textarea\n";
+
+#[test]
+fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live() {
+    let p = project();
+    std::fs::write(p.path().join("nav.html"), NAV).unwrap();
+    std::fs::write(p.path().join("fields.txt"), FIELDS).unwrap();
+    let once = ["--retries", "0"];
+    for (reference, case) in [("nav.html", "nav-good"), ("fields.txt", "fields-good")] {
+        let out = p.path().join(case);
+        let run = draft_from(&p, reference, case, &out, &once);
+        assert_eq!(run.code, 0, "{case}: {run:?}");
+        assert!(
+            run.stdout.contains("model probes: ok\n"),
+            "{case}: {}",
+            run.stdout
+        );
+    }
+    for (reference, case, why) in [
+        // Links that ignore ui:path (the file name is the lowercased label).
+        (
+            "nav.html",
+            "nav-path-from-label",
+            "revalue: nav.html: line 2 should read \"  <a href=\\\"Value01.html\\\">Conversations</a>\" with the values of the elements it is traced to changed, but reads \"  <a href=\\\"conversations.html\\\">Conversations</a>\"",
+        ),
+        // An order that follows the IRIs, right here by luck.
+        (
+            "nav.html",
+            "nav-iri-order",
+            "rename: nav.html: line 2 changed from \"  <a href=\\\"conversations.html\\\">Conversations</a>\" to \"  <a href=\\\"thread.html\\\">Thread</a>\" though it prints no IRI",
+        ),
+        // Elements named by IRI.
+        (
+            "nav.html",
+            "nav-hardcoded-iri",
+            "rename: nav.html: has 3 lines instead of 5",
+        ),
+        // Two properties merged that hold equal values in this model.
+        (
+            "fields.txt",
+            "fields-merged",
+            "revalue: fields.txt: line 1 should read \"Value06: Value05\" with the values of the elements it is traced to changed, but reads \"conversation: Value05\"",
+        ),
+        // A title written in the code, as a string...
+        (
+            "title.html",
+            "title-hardcoded",
+            "extract.rs line 18: the string \"Chat\" writes \"Chat\", a value of <https://example.org/chat#app> that the reference prints",
+        ),
+        // ...or spelled so that no string holds it.
+        (
+            "title.html",
+            "title-hardcoded-disguised",
+            "relabel: title.html: line 2 should read \"  <h1>Relabel01</h1>\" with the labels changed, but reads \"  <h1>Chat</h1>\"",
+        ),
+    ] {
+        let out = p.path().join(case);
+        let run = draft_from(&p, reference, case, &out, &once);
+        assert_eq!(run.code, 1, "{case}: {run:?}");
+        assert!(
+            run.stderr.contains(why),
+            "{case}: {}\n  should say {why}",
+            run.stderr
+        );
+        assert!(!out.exists(), "{case}: nothing written");
+    }
+
+    // test-generator --probe runs the same gate on a package: the honest
+    // one passes it, and names each probe it followed.
+    let tested = seams(&[
+        "test-generator",
+        p.path().join("nav-good").to_str().unwrap(),
+        "--project",
+        p.path().to_str().unwrap(),
+        "--probe",
+    ]);
+    assert_eq!(tested.code, 0, "{tested:?}");
+    assert!(
+        tested.stdout.contains(
+            "model probes: ok\n  note: the output followed: relabel, revalue, rename, add ui:Page, remove ui:Page\n"
+        ),
+        "{}",
+        tested.stdout
+    );
+}
+
+#[test]
+fn a_prompt_printed_for_a_chat_takes_its_answer_back_through_the_same_acceptance() {
+    let p = project();
+    let args = |extra: &[&str]| {
+        let mut args = vec![
+            "draft-generator".to_owned(),
+            "chat-title".to_owned(),
+            "--reference".to_owned(),
+            p.path().join("title.html").display().to_string(),
+            "--project".to_owned(),
+            p.path().display().to_string(),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        args
+    };
+    let run = |extra: &[&str]| {
+        let args = args(extra);
+        seams(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let printed = run(&["--print-prompt"]);
+    assert_eq!(printed.code, 0, "{printed:?}");
+    let model = seams_model::Model::load(&[p.path().join("model.ttl")]).unwrap();
+    let reference = seams_authoring::Reference {
+        name: "title.html".into(),
+        text: REFERENCE.into(),
+    };
+    assert_eq!(
+        printed.stdout,
+        seams_authoring::build_prompt("chat-title", &reference, &model).unwrap()
+    );
+    assert!(printed.stdout.len() <= seams_authoring::PROMPT_CAP);
+
+    let good = serde_json::json!({
+        "extract": std::fs::read_to_string(repo_root().join("tests/fixtures/app_title/extract.rs")).unwrap(),
+        "template": "<header>\n  <h1>[[ app.title ]]</h1>\n</header>\n",
+        "golden": "<header>  [fixed]\n  <h1>Chat</h1>  [graph: chat:app]\n</header>  [fixed]\n",
+    });
+    let answer = p.path().join("answer.json");
+    let bad = good["template"]
+        .as_str()
+        .unwrap()
+        .replace("[[ app.title ]]", "Chat");
+    let mut wrong = good.clone();
+    wrong["template"] = bad.into();
+    std::fs::write(&answer, wrong.to_string()).unwrap();
+    let out = p.path().join("pasted");
+    let out_arg = out.display().to_string();
+    let answer_arg = answer.display().to_string();
+    let refused = run(&["--answer", &answer_arg, "--out", &out_arg]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains(
+            "draft rejected after 1 attempt:\ntemplate line 2: restates the label \"Chat\""
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(!out.exists());
+
+    std::fs::write(&answer, format!("```json\n{good}\n```\n")).unwrap();
+    let accepted = run(&["--answer", &answer_arg, "--out", &out_arg]);
+    assert_eq!(accepted.code, 0, "{accepted:?}");
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert_says(
+        &readme,
+        &[
+            "drafted by `seams draft-generator`",
+            "answered by an answer pasted from a chat (--answer)",
+            "prompt `prompts/draft-generator-v2.txt`",
+            "`chat-title.wasm`, beside this README",
+        ],
+    );
+    assert!(!readme.contains("scaffolded by"), "{readme}");
+    assert!(out.join("chat-title.wasm").exists());
+}
+
+/// The fake API server, stopped when dropped.
+struct ApiServer {
+    child: std::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl ApiServer {
+    fn start(dir: &Path) -> ApiServer {
+        use std::io::BufRead;
+        let log = dir.join("api.log");
+        let mut child = Command::new("python3")
+            .arg(repo_root().join("tests/fixtures/draft_generator/api_server.py"))
+            .arg(&log)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        ApiServer {
+            child,
+            port: line.trim().parse().unwrap(),
+            log,
+        }
+    }
+
+    /// The requests it got, in order.
+    fn requests(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn each_api_provider_answers_fails_visibly_and_never_writes_the_key() {
+    const KEY: &str = "sk-test-7f3a9c1e-never-written";
+    let p = project();
+    let server = ApiServer::start(p.path());
+    let manifest = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+    let mut outs = Vec::new();
+    for (api, auth_header) in [("openai", "authorization"), ("anthropic", "x-api-key")] {
+        std::fs::write(
+            p.path().join("seams.toml"),
+            format!(
+                "{manifest}\n[propose]\nprovider = \"api:{api}\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nkey_env = \"SEAMS_TEST_API_KEY\"\n",
+                server.port
+            ),
+        )
+        .unwrap();
+        let run = |model: &str, key: Option<&str>, extra: &[&str], out: &Path| {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_seams"));
+            command
+                .args(["draft-generator", "chat-title", "--reference"])
+                .arg(p.path().join("title.html"))
+                .args(["--llm-model", model, "--out"])
+                .arg(out)
+                .args(extra)
+                .arg("--project")
+                .arg(p.path())
+                .env_remove("SEAMS_TEST_API_KEY");
+            if let Some(key) = key {
+                command.env("SEAMS_TEST_API_KEY", key);
+            }
+            let output = command.output().unwrap();
+            (
+                output.status.code(),
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
+        };
+        let before = server.requests().len();
+        let out = p.path().join(format!("out-{api}"));
+        let (code, stdout, stderr) = run("good", Some(KEY), &[], &out);
+        assert_eq!(code, Some(0), "{api}: {stdout}{stderr}");
+        let requests = server.requests();
+        let sent = &requests[before];
+        let header = sent["headers"][auth_header].as_str().unwrap();
+        assert!(
+            header.ends_with(KEY),
+            "{api}: the key goes in {auth_header}"
+        );
+        assert_eq!(sent["body"]["model"], "good");
+        assert!(
+            sent["body"]["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("<h1>Chat</h1>"),
+            "{api}: the prompt is the message"
+        );
+        outs.push(out);
+
+        let refused = p.path().join("refused");
+        for (model, key, extra, why, fatal) in [
+            (
+                "unauthorized",
+                Some(KEY),
+                &[][..],
+                "refused the key in SEAMS_TEST_API_KEY (HTTP 401 Unauthorized)",
+                true,
+            ),
+            // A model of its own: "good" is in the draft cache by now.
+            (
+                "no-key",
+                None,
+                &[],
+                "the environment variable SEAMS_TEST_API_KEY holds no key",
+                true,
+            ),
+            (
+                "error",
+                Some(KEY),
+                &["--retries", "1"],
+                "failed with HTTP 500 Internal Server Error",
+                false,
+            ),
+            (
+                "slow",
+                Some(KEY),
+                &["--retries", "0", "--timeout", "1"],
+                "did not answer within 1 s",
+                false,
+            ),
+            (
+                "malformed",
+                Some(KEY),
+                &["--retries", "0"],
+                "answered HTTP 200 OK with a body that is not JSON",
+                false,
+            ),
+        ] {
+            let before = server.requests().len();
+            let (code, stdout, stderr) = run(model, key, extra, &refused);
+            assert_eq!(code, Some(1), "{api} {model}: {stdout}{stderr}");
+            assert!(
+                stderr.contains(why),
+                "{api} {model}: {stderr}\n  should say {why}"
+            );
+            assert!(
+                !stderr.contains(KEY) && !stdout.contains(KEY),
+                "{api} {model}: the key leaked: {stderr}"
+            );
+            assert!(!refused.exists(), "{api} {model}");
+            let asked = server.requests().len() - before;
+            match (key, fatal) {
+                (None, _) => assert_eq!(asked, 0, "{api}: no key, no request"),
+                (_, true) => assert_eq!(asked, 1, "{api} {model}: not retried"),
+                (_, false) => assert!(asked >= 1, "{api} {model}"),
+            }
+        }
+        // A server error is retried; the retry is said.
+        let (_, _, stderr) = run("error", Some(KEY), &["--retries", "1"], &refused);
+        assert!(stderr.contains("retrying (1/1)"), "{api}: {stderr}");
+    }
+    // The key is in no file seams wrote: the packages, the cache, the
+    // components.
+    for (path, bytes) in snapshot(p.path()) {
+        if path == server.log {
+            continue;
+        }
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "{} holds the key",
+            path.display()
+        );
+    }
+    assert!(outs.iter().all(|o| o.join("chat-title.wasm").exists()));
+}
+
+#[test]
+fn two_drafts_at_once_share_the_build_directory_safely() {
+    let p = project();
+    let spawn = |out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_seams"))
+            .args(["draft-generator", "chat-title", "--reference"])
+            .arg(p.path().join("title.html"))
+            .args(["--provider", &provider("good"), "--out"])
+            .arg(out)
+            .arg("--project")
+            .arg(p.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (p.path().join("a"), p.path().join("b"));
+    let (first, second) = (spawn(&a), spawn(&b));
+    for child in [first, second] {
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    // Same package, same component, each the one its own draft tested.
+    let component = |dir: &Path| std::fs::read(dir.join("chat-title.wasm")).unwrap();
+    assert_eq!(component(&a), component(&b));
+    assert!(
+        !p.path().join(".seams/target").exists(),
+        "built in the shared directory"
+    );
+}
+
+#[test]
+fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
+    let cases = repo_root().join("evals/draft-generator");
+    let eval = provider("eval");
+    let run = seams(&[
+        "draft-eval",
+        cases.to_str().unwrap(),
+        "--provider",
+        &eval,
+        "--retries",
+        "0",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for case in ["chat-fields", "chat-nav", "chat-title", "expense-nav"] {
+        let row = seams_authoring::EvalReport::row_of(&run.stdout, case);
+        let row = row.unwrap_or_else(|| panic!("{case}: {}", run.stdout));
+        assert_eq!(
+            row[1..4],
+            ["yes", "1", "all passed"],
+            "{case}: {}",
+            run.stdout
+        );
+        assert_eq!(row[5], "yes", "{case}: as expected");
+    }
+    assert!(
+        run.stdout.ends_with(
+            "accepted within the retry cap: 4/4\nmedian attempts (accepted): 1\naccepted among drafts that passed the four tests (every probe passed): 4/4\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    // Nothing is written into the examples: no cache, no package.
+    for example in ["chat", "expense"] {
+        assert!(
+            !repo_root()
+                .join("examples")
+                .join(example)
+                .join(".seams")
+                .exists()
+        );
+    }
+
+    // The failure modes seen with a live model, each rejected by the probe
+    // its case names; and an expectation that does not hold fails the run.
+    let replays = tempfile::tempdir().unwrap();
+    let chat = repo_root().join("examples/chat");
+    let case = |name: &str, reference: &str, text: &str, expect: &str| {
+        let dir = replays.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join(reference), text).unwrap();
+        std::fs::write(
+            dir.join("case.toml"),
+            format!(
+                "project = {:?}\nreference = {reference:?}\nname = \"chat-nav\"\n{expect}\n",
+                chat.display().to_string()
+            ),
+        )
+        .unwrap();
+    };
+    case("chat-nav", "nav.html", NAV, "expect = \"accepted\"");
+    case(
+        "chat-nav-path-from-label",
+        "nav.html",
+        NAV,
+        "rejected_by = \"revalue\"",
+    );
+    case(
+        "chat-nav-iri-order",
+        "nav.html",
+        NAV,
+        "rejected_by = \"rename\"",
+    );
+    case(
+        "chat-nav-hardcoded-iri",
+        "nav.html",
+        NAV,
+        "rejected_by = \"rename\"",
+    );
+    case(
+        "chat-fields-merged",
+        "fields.txt",
+        FIELDS,
+        "rejected_by = \"revalue\"",
+    );
+    let run = seams(&[
+        "draft-eval",
+        replays.path().to_str().unwrap(),
+        "--provider",
+        &eval,
+        "--retries",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let totals = &report["totals"];
+    assert_eq!(totals["accepted"], 1, "{report:#}");
+    assert_eq!(totals["cases"], 5);
+    assert_eq!(
+        totals["passed_tests"], 5,
+        "every replay passes the four tests"
+    );
+    assert_eq!(totals["passed_every_probe"], 1);
+    assert_eq!(totals["as_expected"], true);
+    for result in report["cases"].as_array().unwrap() {
+        assert_eq!(result["as_expected"], true, "{result:#}");
+    }
+    // The honest case, now expected to be rejected: the run fails.
+    std::fs::write(
+        replays.path().join("chat-nav/case.toml"),
+        format!(
+            "project = {:?}\nreference = \"nav.html\"\nname = \"chat-nav\"\nexpect = \"rejected\"\n",
+            chat.display().to_string()
+        ),
+    )
+    .unwrap();
+    let run = seams(&[
+        "draft-eval",
+        replays.path().to_str().unwrap(),
+        "--provider",
+        &eval,
+        "--retries",
+        "0",
+    ]);
+    assert_eq!(run.code, 1, "an expectation failed: {run:?}");
+    let row = seams_authoring::EvalReport::row_of(&run.stdout, "chat-nav").unwrap();
+    assert_eq!(row[1..4], ["yes", "1", "all passed"], "{}", run.stdout);
+    assert_eq!(row[5], "NO", "{}", run.stdout);
 }

@@ -1,25 +1,27 @@
 //! `seams draft-generator` (ADR-0029, with ADR-0012's bounded retry): asks
-//! an LLM, through a provider command the user names, for the extract
-//! step, template and golden of a generator drawn from a reference output,
-//! and keeps the draft only when the assembled package compiles to a
-//! component and passes its four tests, restates no model label and holds
-//! no template logic.
+//! an LLM, through a provider ([`crate::provider`]), for the extract step,
+//! template and golden of a generator drawn from a reference output, and
+//! keeps the draft only when the assembled package compiles to a component,
+//! passes its four tests and the model probes ([`crate::probe`]), restates
+//! no model label in its template or value in its extract, and holds no
+//! template logic.
 //!
-//! The provider is any command: split like a shell would (shlex), run with
-//! no shell, the prompt on stdin, the answer on stdout. The LLM model, when
-//! named, reaches it as `SEAMS_LLM_MODEL`. Nothing is written until a draft
-//! is accepted; a rejected draft goes back to the same provider with the
-//! reasons, visibly, at most `retries` times.
+//! Nothing is written until a draft is accepted. A rejected draft goes back
+//! to the same provider with its answer and every reason so far, visibly,
+//! at most `retries` times; a provider that cannot answer at all (it cannot
+//! be started, it has no key, its key is refused) stops drafting at once.
+//! Progress and rejections go to stderr; results to stdout.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::golden::{BuildEnv, SuiteError, test_built_in};
+use crate::prompt::{PROMPT, REPAIR_PROMPT, TooLarge, build_prompt, fence};
+use crate::provider::Provider;
 use crate::scaffold::{
     Package, Reference, ScaffoldError, Sdk, check_name, read_reference, scaffold,
 };
@@ -28,17 +30,15 @@ use seams_core::Project;
 use seams_model::{Model, sha256_hex};
 use seams_runtime::Runtime;
 
-/// The prompt, versioned by its file name.
-pub const PROMPT: &str = include_str!("../../../prompts/draft-generator-v2.txt");
-/// The prompt for another attempt after a rejection.
-pub const REPAIR_PROMPT: &str = include_str!("../../../prompts/draft-generator-repair-v1.txt");
-
 /// Retries after a rejected draft when neither `--retries` nor `[propose]`
 /// says.
 pub const DEFAULT_RETRIES: u32 = 2;
 /// Seconds a provider may take when neither `--timeout` nor `[propose]`
 /// says.
 pub const DEFAULT_TIMEOUT: u64 = 300;
+
+/// The most bytes of a previous answer a repair prompt carries back.
+const ANSWER_IN_REPAIR: usize = 32 * 1024;
 
 /// Why drafting failed. DIR and the cache are as they were.
 #[derive(Debug, thiserror::Error)]
@@ -47,11 +47,19 @@ pub enum DraftError {
     #[error(transparent)]
     Scaffold(#[from] ScaffoldError),
     /// No provider was named.
-    #[error("no provider command: pass --provider CMD or set provider in [propose] of seams.toml")]
+    #[error(
+        "no provider: pass --provider CMD (or api:openai, api:anthropic), set provider in [propose] of seams.toml, or use --print-prompt and --answer FILE"
+    )]
     NoProvider,
-    /// The provider command line cannot be split.
-    #[error("the provider command {0:?} cannot be split into words (unbalanced quotes?)")]
-    BadCommand(String),
+    /// The provider setting is wrong.
+    #[error("{0}")]
+    BadProvider(String),
+    /// The provider cannot answer, and asking again cannot help.
+    #[error("{0}")]
+    Provider(String),
+    /// The prompt passes its cap.
+    #[error(transparent)]
+    Prompt(#[from] TooLarge),
     /// The model could not be loaded.
     #[error(transparent)]
     Model(#[from] seams_model::ModelError),
@@ -63,7 +71,7 @@ pub enum DraftError {
         /// The last attempt's reasons, one per line.
         reasons: Vec<String>,
     },
-    /// A file could not be written.
+    /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
         /// The file.
@@ -81,10 +89,10 @@ pub struct DraftRequest {
     /// The reference output (its suffix says its type).
     #[arg(long, value_name = "FILE")]
     pub reference: PathBuf,
-    /// The provider command (else provider in seams.toml's propose table); gets the prompt on stdin.
+    /// The provider: a command (the prompt on stdin), api:openai or api:anthropic (else provider in the propose table).
     #[arg(long, value_name = "CMD")]
     pub provider: Option<String>,
-    /// The LLM model, passed to the provider as SEAMS_LLM_MODEL (else model in the propose table).
+    /// The LLM model: SEAMS_LLM_MODEL for a command, the API's model (else model in the propose table).
     #[arg(long = "llm-model", value_name = "M")]
     pub llm_model: Option<String>,
     /// The package directory (default: seams-NAME).
@@ -99,6 +107,23 @@ pub struct DraftRequest {
     /// Seconds the provider may take (else timeout in the propose table, else 300).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// Print the prompt, to paste into a chat, and stop.
+    #[arg(long, conflicts_with_all = ["answer", "provider"])]
+    pub print_prompt: bool,
+    /// After acceptance, ask the provider for a short verdict on whether the generator reads the model as intended (a note, never a gate).
+    #[arg(long)]
+    pub judge: bool,
+    /// Take the answer from FILE (what a chat answered the printed prompt) instead of a provider: one attempt.
+    #[arg(long, value_name = "FILE", conflicts_with = "provider")]
+    pub answer: Option<PathBuf>,
+    /// Neither read nor write the draft cache: `draft-eval` measures the
+    /// provider.
+    #[arg(skip)]
+    pub no_cache: bool,
+    /// The evaluation case being drafted, passed to a command provider as
+    /// `SEAMS_EVAL_CASE` (a test's fake provider answers by it).
+    #[arg(skip)]
+    pub eval_case: Option<String>,
 }
 
 /// What an accepted draft gave.
@@ -108,10 +133,127 @@ pub struct DraftReport {
     pub prompt_sha256: String,
     /// Whether the answer came from the cache.
     pub cache_hit: bool,
+    /// Attempts made (0 for a cache hit).
+    pub attempts: u32,
     /// The tests that passed.
     pub tests: Vec<String>,
     /// Every file written.
     pub written: Vec<PathBuf>,
+    /// What a person should review.
+    pub review: Review,
+}
+
+/// What a person should review of an accepted draft (ADR-0012's third
+/// layer: directional, never a gate).
+#[derive(Debug, Clone)]
+pub struct Review {
+    /// The template's lines, each with what drives it.
+    pub template: Vec<(LineKind, String)>,
+    /// The probes, with what each changed in the output.
+    pub probes: Vec<crate::probe::ProbeOutcome>,
+    /// The provider's short verdict, with `--judge`.
+    pub verdict: Option<String>,
+}
+
+/// What drives a template line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// Text, the same whatever the model.
+    Fixed,
+    /// Prints values of the view model.
+    Model,
+    /// Repeats the lines it encloses per element.
+    Loop,
+}
+
+impl LineKind {
+    /// Its word in the review.
+    pub fn word(self) -> &'static str {
+        match self {
+            LineKind::Fixed => "fixed",
+            LineKind::Model => "model",
+            LineKind::Loop => "loop",
+        }
+    }
+}
+
+impl Review {
+    /// The review as text: the template marked line by line, what each
+    /// probe changed, and the verdict when asked for.
+    pub fn to_text(&self) -> String {
+        let mut out =
+            String::from("review (what a person should check):\n  the template, line by line:\n");
+        for (kind, line) in &self.template {
+            out.push_str(&format!("    {:<5}  {line}\n", kind.word()));
+        }
+        out.push_str("  what the model probes changed in the output:\n");
+        for probe in &self.probes {
+            if probe.changes.is_empty() {
+                out.push_str(&format!("    {}: nothing\n", probe.name));
+            } else {
+                out.push_str(&format!("    {}:\n", probe.name));
+                for change in &probe.changes {
+                    out.push_str(&format!("      {change}\n"));
+                }
+            }
+        }
+        if let Some(verdict) = &self.verdict {
+            out.push_str(&format!("  judge (a note, not a gate): {verdict}\n"));
+        }
+        out
+    }
+}
+
+/// Each line of `template` with what drives it.
+fn review_template(template: &str) -> Vec<(LineKind, String)> {
+    template
+        .lines()
+        .map(|line| {
+            let kind = if line.contains("[%") {
+                LineKind::Loop
+            } else if line.contains("[[") {
+                LineKind::Model
+            } else {
+                LineKind::Fixed
+            };
+            (kind, line.to_owned())
+        })
+        .collect()
+}
+
+/// The judge's prompt.
+const JUDGE_PROMPT: &str = include_str!("../../../prompts/draft-judge-v1.txt");
+
+/// The most characters of a verdict shown.
+const VERDICT_CHARS: usize = 1000;
+
+/// Asks `provider` whether the accepted draft reads the model as
+/// intended: its answer, or why there is none. Never a gate.
+fn verdict(
+    provider: &Provider,
+    reference: &Reference,
+    answer: &Answer,
+    review: &Review,
+    llm_model: Option<&str>,
+    timeout: Duration,
+) -> String {
+    let probes: String = review
+        .probes
+        .iter()
+        .map(|p| format!("{}:\n{}\n", p.name, p.changes.join("\n")))
+        .collect();
+    let prompt = JUDGE_PROMPT
+        .replace("{{REFERENCE}}", &fence(&reference.text))
+        .replace("{{EXTRACT}}", &fence(&answer.extract))
+        .replace("{{TEMPLATE}}", &fence(&answer.template))
+        .replace("{{PROBES}}", &fence(&probes));
+    match provider.ask(&prompt, llm_model, timeout, None) {
+        Ok(text) => {
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            text.chars().take(VERDICT_CHARS).collect()
+        }
+        Err(failure) => format!("no verdict: {}", failure.message),
+    }
 }
 
 /// An answer: the three texts.
@@ -123,35 +265,6 @@ pub struct Answer {
     pub template: String,
     /// The golden.
     pub golden: String,
-}
-
-/// Fences `data` with more backticks than any run inside it, so that it
-/// cannot close its block.
-fn fence(data: &str) -> String {
-    let longest = data.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let ticks = "`".repeat((longest + 1).max(3));
-    let mut body = data.to_owned();
-    if !body.ends_with('\n') {
-        body.push('\n');
-    }
-    format!("{ticks}DATA\n{body}{ticks}")
-}
-
-/// The prompt for `reference` and `model`: deterministic, the same bytes
-/// for the same inputs.
-pub fn build_prompt(name: &str, reference: &Reference, model: &Model) -> String {
-    let package = scaffold(name, reference, None, Sdk::Vendored);
-    let module = package
-        .files
-        .iter()
-        .find(|(p, _)| p == "src/lib.rs")
-        .map(|(_, t)| t.as_str())
-        .unwrap_or_default();
-    PROMPT
-        .replace("{{REFERENCE_NAME}}", &reference.name)
-        .replace("{{REFERENCE}}", &fence(&reference.text))
-        .replace("{{NAMES}}", &fence(&model.label_lines()))
-        .replace("{{PACKAGE_MODULE}}", &fence(module))
 }
 
 /// Reads a provider's answer: one JSON object with exactly the string keys
@@ -262,77 +375,17 @@ pub fn check_no_restated_labels(template: &str, reference: &str, model: &Model) 
     reasons
 }
 
-/// Runs the provider once.
-fn call_provider(
-    argv: &[String],
-    command_line: &str,
-    prompt: &str,
-    llm_model: Option<&str>,
-    timeout: Duration,
-) -> Result<String, String> {
-    let fail = |what: String| format!("provider `{command_line}` {what}");
-    let mut command = Command::new(&argv[0]);
-    command
-        .args(&argv[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(model) = llm_model {
-        command.env("SEAMS_LLM_MODEL", model);
-    }
-    let mut child = command
-        .spawn()
-        .map_err(|e| fail(format!("could not be started: {e}")))?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let prompt = prompt.to_owned();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(prompt.as_bytes());
-    });
-    let read = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            buf
-        })
-    };
-    let stdout = read(Box::new(child.stdout.take().expect("piped")));
-    let stderr = read(Box::new(child.stderr.take().expect("piped")));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| fail(e.to_string()))? {
-            break status;
-        }
-        if started.elapsed() >= timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(fail(format!(
-                "did not answer within {} s and was stopped; raise --timeout or [propose] timeout",
-                timeout.as_secs()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let _ = writer.join();
-    let out = stdout.join().unwrap_or_default();
-    let err = String::from_utf8_lossy(&stderr.join().unwrap_or_default())
-        .trim()
-        .to_owned();
-    if !status.success() {
-        return Err(fail(format!(
-            "failed ({status}){}",
-            if err.is_empty() {
-                String::new()
-            } else {
-                format!(": {err}")
-            }
-        )));
-    }
-    let out =
-        String::from_utf8(out).map_err(|_| fail("answered with text that is not UTF-8".into()))?;
-    if out.trim().is_empty() {
-        return Err(fail("answered with nothing".into()));
-    }
-    Ok(out)
+/// The model's literal values the reference prints, (element, value):
+/// what a drafted extract must read, not write.
+fn printed_values(reference: &str, model: &Model) -> Vec<(String, String)> {
+    model
+        .literal_values()
+        .into_iter()
+        .filter(|(_, _, v)| crate::probe::telling(v) && reference.contains(v.as_str()))
+        .map(|(element, _, value)| (element, value))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// The package an answer gives.
@@ -349,6 +402,15 @@ fn assemble(name: &str, reference: &Reference, answer: &Answer) -> Package {
     package
 }
 
+/// An accepted draft: its package, its component, the tests it passed and
+/// what the probes changed.
+struct Accepted {
+    package: Package,
+    component: Vec<u8>,
+    tests: Vec<String>,
+    probes: Vec<crate::probe::ProbeOutcome>,
+}
+
 /// Judges an answer in a scratch directory. Returns the package and its
 /// component's bytes, or the reasons it is rejected.
 fn accept(
@@ -359,7 +421,7 @@ fn accept(
     model: &Model,
     answer: &Answer,
     progress: &dyn Progress,
-) -> Result<(Package, Vec<u8>, Vec<String>), Vec<String>> {
+) -> Result<Accepted, Vec<String>> {
     // Checked before anything compiles it: the build runs on this machine.
     let mut reasons = crate::extract_rules::check(&answer.extract);
     reasons.extend(check_no_logic(&answer.template));
@@ -367,6 +429,10 @@ fn accept(
         &answer.template,
         &reference.text,
         model,
+    ));
+    reasons.extend(crate::extract_rules::copied_values(
+        &answer.extract,
+        &printed_values(&reference.text, model),
     ));
     if !reasons.is_empty() {
         return Err(reasons);
@@ -393,6 +459,7 @@ fn accept(
         project,
         runtime,
         BuildEnv::Cleared,
+        true,
         progress,
     );
     let report = match built {
@@ -407,21 +474,40 @@ fn accept(
             .outcomes
             .iter()
             .filter(|o| !o.failures.is_empty())
-            .map(|o| {
+            .flat_map(|o| {
+                // One reason per probe that rejected the draft.
+                if o.name == crate::golden::PROBES {
+                    return o
+                        .failures
+                        .iter()
+                        .map(|f| {
+                            // One line, with room for both lines it quotes.
+                            let line: String = scrub(f).chars().take(PROBE_REASON_CHARS).collect();
+                            format!("{}{line}", crate::eval::PROBE_REASON)
+                        })
+                        .collect::<Vec<_>>();
+                }
                 let failures: Vec<String> = o
                     .failures
                     .iter()
                     .take(3)
                     .map(|f| cut_lines(&scrub(f), REASON_LINES))
                     .collect();
-                format!("{} failed: {}", o.name, failures.join("; "))
+                vec![format!("{} failed: {}", o.name, failures.join("; "))]
             })
             .collect());
     }
-    let component = std::fs::read(&report.component).map_err(|e| vec![e.to_string()])?;
-    let passed = report.outcomes.iter().map(|o| o.name.to_owned()).collect();
-    Ok((package, component, passed))
+    let tests = report.outcomes.iter().map(|o| o.name.to_owned()).collect();
+    Ok(Accepted {
+        package,
+        component: report.component_bytes,
+        tests,
+        probes: report.probes,
+    })
 }
+
+/// The most characters of a probe's reason: it quotes two output lines.
+const PROBE_REASON_CHARS: usize = 800;
 
 /// The most lines of one reason sent back to the provider.
 const REASON_LINES: usize = 12;
@@ -476,36 +562,146 @@ fn cut_lines(text: &str, n: usize) -> String {
     lines.join("\n")
 }
 
-/// `seams draft-generator`. Progress (the prompt's sha256, cache hit or
-/// miss) goes to `out`, retries are announced on `err`.
-///
-/// # Errors
-///
-/// A refused name, reference or directory, no provider, or every attempt
-/// rejected; nothing is written then.
-pub fn draft_generator(
-    project: &Project,
-    runtime: &Runtime,
-    request: &DraftRequest,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-    progress: &dyn Progress,
-) -> Result<DraftReport, DraftError> {
+/// What a draft works from: the checked request, its reference and the
+/// model, and the first prompt.
+struct Inputs {
+    reference: Reference,
+    dir: PathBuf,
+    model: Arc<Model>,
+    prompt: String,
+}
+
+fn inputs(project: &Project, request: &DraftRequest) -> Result<Inputs, DraftError> {
     check_name(&request.name)?;
     let reference = read_reference(&request.reference)?;
     let dir = request
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("seams-{}", request.name)));
+    let model = Arc::new(Model::load(&project.model_files)?);
+    let prompt = build_prompt(&request.name, &reference, &model)?;
+    Ok(Inputs {
+        reference,
+        dir,
+        model,
+        prompt,
+    })
+}
+
+/// `seams draft-generator --print-prompt`: the first prompt, as a provider
+/// would get it.
+///
+/// # Errors
+///
+/// A refused name or reference, an unreadable model, or a prompt over its
+/// cap.
+pub fn draft_prompt(project: &Project, request: &DraftRequest) -> Result<String, DraftError> {
+    Ok(inputs(project, request)?.prompt)
+}
+
+/// `seams draft-generator`. Progress (the prompt's sha256, cache hit or
+/// miss, each rejection with one reason per line) goes to `err`.
+///
+/// # Errors
+///
+/// A refused name, reference or directory, no provider, a provider that
+/// cannot answer, or every attempt rejected; nothing is written then.
+pub fn draft_generator(
+    project: &Project,
+    runtime: &Runtime,
+    request: &DraftRequest,
+    err: &mut dyn Write,
+    progress: &dyn Progress,
+) -> Result<DraftReport, DraftError> {
+    let Inputs {
+        reference,
+        dir,
+        model,
+        prompt,
+    } = inputs(project, request)?;
     crate::scaffold::check_dir(&dir, request.force)?;
-    let command_line = request
+    let prompt_sha256 = sha256_hex(prompt.as_bytes());
+    let _ = writeln!(err, "prompt sha256: {prompt_sha256}");
+    let judge = |answer: &Answer| {
+        accept(
+            project,
+            runtime,
+            &request.name,
+            &reference,
+            &model,
+            answer,
+            progress,
+        )
+    };
+    let keep = |accepted: Accepted, answer: &Answer, by: &str, attempts: u32| {
+        let Accepted {
+            package,
+            component,
+            tests,
+            probes,
+        } = accepted;
+        let written = write_draft(
+            package,
+            &component,
+            &request.name,
+            &dir,
+            request.force,
+            &Drafted {
+                by,
+                prompt_sha256: &prompt_sha256,
+            },
+        )?;
+        Ok(DraftReport {
+            prompt_sha256: prompt_sha256.clone(),
+            cache_hit: attempts == 0,
+            attempts,
+            tests,
+            written,
+            review: Review {
+                template: review_template(&answer.template),
+                probes,
+                verdict: None,
+            },
+        })
+    };
+
+    // An answer from a chat: one attempt, as it is.
+    if let Some(file) = &request.answer {
+        let text = std::fs::read_to_string(file).map_err(|source| DraftError::Io {
+            path: file.clone(),
+            source,
+        })?;
+        let reasons = match parse_answer(&text) {
+            Ok(answer) => match judge(&answer) {
+                Ok(accepted) => {
+                    return keep(
+                        accepted,
+                        &answer,
+                        "an answer pasted from a chat (--answer)",
+                        1,
+                    );
+                }
+                Err(reasons) => reasons,
+            },
+            Err(why) => vec![why],
+        };
+        return Err(DraftError::Rejected {
+            attempts: 1,
+            reasons,
+        });
+    }
+
+    let spec = request
         .provider
         .clone()
         .or_else(|| project.propose.provider.clone())
         .ok_or(DraftError::NoProvider)?;
-    let argv = shlex::split(&command_line)
-        .filter(|a| !a.is_empty())
-        .ok_or_else(|| DraftError::BadCommand(command_line.clone()))?;
+    let provider = Provider::parse(
+        &spec,
+        project.propose.base_url.as_deref(),
+        project.propose.key_env.as_deref(),
+    )
+    .map_err(DraftError::BadProvider)?;
     let llm_model = request
         .llm_model
         .clone()
@@ -520,110 +716,138 @@ pub fn draft_generator(
             .or(project.propose.timeout)
             .unwrap_or(DEFAULT_TIMEOUT),
     );
+    let by = provider.describe();
 
-    let model = Arc::new(Model::load(&project.model_files)?);
-    let prompt = build_prompt(&request.name, &reference, &model);
-    let prompt_sha256 = sha256_hex(prompt.as_bytes());
-    let _ = writeln!(out, "prompt sha256: {prompt_sha256}");
-
-    let key = cache_key(
-        PROMPT,
-        &reference,
-        model.hash(),
-        &command_line,
-        llm_model.as_deref(),
-    );
+    let key = cache_key(PROMPT, &reference, model.hash(), &by, llm_model.as_deref());
     let cache_file = project
         .root
         .join(".seams")
         .join("generator-drafts")
         .join(format!("{key}.json"));
-
-    let judge = |answer: &Answer| {
-        accept(
-            project,
-            runtime,
-            &request.name,
-            &reference,
-            &model,
-            answer,
-            progress,
-        )
+    // With --judge, the provider's note on an accepted draft.
+    let with_verdict = |mut report: DraftReport, answer: &Answer| {
+        if request.judge {
+            report.review.verdict = Some(verdict(
+                &provider,
+                &reference,
+                answer,
+                &report.review,
+                llm_model.as_deref(),
+                timeout,
+            ));
+        }
+        report
     };
-    if let Some(answer) = std::fs::read_to_string(&cache_file)
-        .ok()
-        .and_then(|t| parse_answer(&t).ok())
-    {
-        let _ = writeln!(out, "cache hit");
-        if let Ok((package, component, tests)) = judge(&answer) {
-            let written = write_draft(&package, &component, &request.name, &dir, request.force)?;
-            return Ok(DraftReport {
-                prompt_sha256,
-                cache_hit: true,
-                tests,
-                written,
-            });
+    let cached = (!request.no_cache)
+        .then(|| std::fs::read_to_string(&cache_file).ok())
+        .flatten()
+        .and_then(|t| parse_answer(&t).ok());
+    if let Some(answer) = cached {
+        let _ = writeln!(err, "cache hit");
+        if let Ok(accepted) = judge(&answer) {
+            let report = keep(accepted, &answer, &by, 0)?;
+            return Ok(with_verdict(report, &answer));
         }
     }
-    let _ = writeln!(out, "cache miss");
+    let _ = writeln!(err, "cache miss");
 
     let attempts = retries + 1;
     let mut current_prompt = prompt.clone();
-    let mut reasons: Vec<String> = Vec::new();
+    // Every attempt's reasons, and the last answer, for the repair prompt.
+    let mut history: Vec<Vec<String>> = Vec::new();
+    let mut last_answer: Option<String> = None;
     for attempt in 1..=attempts {
-        if attempt > 1 {
-            let _ = writeln!(
-                err,
-                "draft rejected: {}; retrying ({}/{retries})",
-                reasons.join("; ").replace('\n', " "),
-                attempt - 1
-            );
-            current_prompt = REPAIR_PROMPT
-                .replace("{{PROMPT}}", &prompt)
-                .replace("{{REASONS}}", &fence(&reasons.join("\n")));
+        if let Some(reasons) = history.last() {
+            for reason in reasons {
+                let _ = writeln!(err, "draft rejected: {}", reason.replace('\n', "\n  "));
+            }
+            let _ = writeln!(err, "retrying ({}/{retries})", attempt - 1);
+            current_prompt = repair_prompt(&prompt, last_answer.as_deref(), &history);
         }
         progress.start(
             &format!("waiting for the provider (attempt {attempt} of {attempts})"),
             None,
         );
-        let answered = call_provider(
-            &argv,
-            &command_line,
+        let answered = provider.ask(
             &current_prompt,
             llm_model.as_deref(),
             timeout,
+            request.eval_case.as_deref(),
         );
         progress.finish();
         let answer_text = match answered {
             Ok(text) => text,
+            Err(failure) if failure.fatal => return Err(DraftError::Provider(failure.message)),
             Err(failure) => {
-                reasons = vec![failure];
+                history.push(vec![failure.message]);
                 continue;
             }
         };
+        last_answer = Some(answer_text.clone());
         let answer = match parse_answer(&answer_text) {
             Ok(answer) => answer,
             Err(why) => {
-                reasons = vec![why];
+                history.push(vec![why]);
                 continue;
             }
         };
         match judge(&answer) {
-            Ok((package, component, tests)) => {
-                let written =
-                    write_draft(&package, &component, &request.name, &dir, request.force)?;
-                store_cache(&cache_file, &answer)?;
-                return Ok(DraftReport {
-                    prompt_sha256,
-                    cache_hit: false,
-                    tests,
-                    written,
-                });
+            Ok(accepted) => {
+                let report = keep(accepted, &answer, &by, attempt)?;
+                if !request.no_cache {
+                    store_cache(&cache_file, &answer)?;
+                }
+                return Ok(with_verdict(report, &answer));
             }
-            Err(why) => reasons = why,
+            Err(why) => history.push(why),
         }
     }
-    Err(DraftError::Rejected { attempts, reasons })
+    Err(DraftError::Rejected {
+        attempts,
+        reasons: history.pop().unwrap_or_default(),
+    })
+}
+
+/// The prompt for another attempt: the first prompt, the previous answer
+/// (cut to [`ANSWER_IN_REPAIR`] bytes) and every attempt's reasons, all as
+/// data, so that a stateless model can repair what it cannot remember.
+fn repair_prompt(prompt: &str, last_answer: Option<&str>, history: &[Vec<String>]) -> String {
+    let answer = match last_answer {
+        Some(text) if text.len() > ANSWER_IN_REPAIR => {
+            let mut cut = ANSWER_IN_REPAIR;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!(
+                "{}\n[cut: the answer had {} bytes]",
+                &text[..cut],
+                text.len()
+            )
+        }
+        Some(text) => text.to_owned(),
+        None => "(none: the provider gave no answer)".to_owned(),
+    };
+    let reasons: String = history
+        .iter()
+        .enumerate()
+        .map(|(i, reasons)| {
+            let lines: String = reasons
+                .iter()
+                .map(|r| format!("- {}\n", r.replace('\n', "\n  ")))
+                .collect();
+            format!("attempt {}:\n{lines}", i + 1)
+        })
+        .collect();
+    REPAIR_PROMPT
+        .replace("{{PROMPT}}", prompt)
+        .replace("{{ANSWER}}", &fence(&answer))
+        .replace("{{REASONS}}", &fence(&reasons))
+}
+
+/// Who drafted a package, for its README.
+struct Drafted<'a> {
+    by: &'a str,
+    prompt_sha256: &'a str,
 }
 
 /// The draft cache's key: everything the answer answers. The prompt's
@@ -632,14 +856,14 @@ fn cache_key(
     prompt: &str,
     reference: &Reference,
     model_hash: &str,
-    command_line: &str,
+    provider: &str,
     llm_model: Option<&str>,
 ) -> String {
     let mut parts = vec![
         sha256_hex(reference.text.as_bytes()),
         model_hash.to_owned(),
         reference.name.clone(),
-        command_line.to_owned(),
+        provider.to_owned(),
     ];
     parts.extend(llm_model.map(str::to_owned));
     parts.push(sha256_hex(prompt.as_bytes()));
@@ -647,17 +871,37 @@ fn cache_key(
 }
 
 fn write_draft(
-    package: &Package,
+    mut package: Package,
     component: &[u8],
     name: &str,
     dir: &Path,
     force: bool,
+    drafted: &Drafted<'_>,
 ) -> Result<Vec<PathBuf>, DraftError> {
-    let mut written = crate::scaffold::write_package(package, dir, force)?;
     let file = format!("{name}.wasm");
+    for (path, text) in &mut package.files {
+        if path == "README.md" {
+            *text = drafted_readme(text, &file, drafted);
+        }
+    }
+    let mut written = crate::scaffold::write_package(&package, dir, force)?;
     write_atomically(dir, &file, component)?;
     written.push(dir.join(file));
     Ok(written)
+}
+
+/// The scaffold's README, saying that the package was drafted, by whom,
+/// with which prompt, and where its component is.
+fn drafted_readme(scaffolded: &str, component: &str, drafted: &Drafted<'_>) -> String {
+    let mut lines = scaffolded.lines();
+    let title = lines.next().unwrap_or_default();
+    let rest: Vec<&str> = lines.skip_while(|l| !l.starts_with("- ")).collect();
+    format!(
+        "{title}\n\nA seams generator drafted by `seams draft-generator` from a reference\noutput: answered by {}, prompt `prompts/draft-generator-v2.txt`\n(sha256 of the first prompt {}), accepted once it compiled and passed\nits four tests and the model probes. Review it before you trust it:\nthe template's lines, and what the probes changed.\n\nThe component that was tested is `{component}`, beside this README: name\nit in a project's `seams.toml` as `wasm = \"<path to>/{component}\"`.\n\n{}\n",
+        drafted.by,
+        drafted.prompt_sha256,
+        rest.join("\n")
+    )
 }
 
 fn store_cache(file: &Path, answer: &Answer) -> Result<(), DraftError> {
@@ -734,15 +978,6 @@ mod tests {
         ] {
             assert_ne!(changed, base);
         }
-    }
-
-    #[test]
-    fn data_cannot_break_out_of_its_fence() {
-        assert_eq!(fence("a"), "```DATA\na\n```");
-        let tricky = "x ```` y\n```\n";
-        let fenced = fence(tricky);
-        assert!(fenced.starts_with("`````DATA\n"), "{fenced}");
-        assert!(fenced.ends_with("\n`````"));
     }
 
     #[test]

@@ -115,6 +115,73 @@ impl Rules {
     }
 }
 
+/// Values the reference prints that `source` writes in a string literal
+/// instead of reading them from the model: `values` are (element, value)
+/// pairs. A SPARQL query (a string holding `SELECT`, `ASK` or `WHERE`)
+/// counts only when it quotes the value (a hard-coded filter); other
+/// strings when they hold it as a word. Doc comments do not count.
+pub fn copied_values(source: &str, values: &[(String, String)]) -> Vec<String> {
+    let Ok(tokens) = source.parse::<TokenStream>() else {
+        // Unparsable source is refused by [`check`].
+        return Vec::new();
+    };
+    let mut strings = Vec::new();
+    collect_strings(tokens, &mut strings);
+    let mut refusals = Vec::new();
+    for (line, text) in strings {
+        let upper = text.to_uppercase();
+        let query = ["SELECT", "ASK", "WHERE"].iter().any(|k| upper.contains(k));
+        for (element, value) in values {
+            let copied = if query {
+                text.contains(&format!("\"{value}\"")) || text.contains(&format!("'{value}'"))
+            } else {
+                holds_word(&text, value)
+            };
+            if copied {
+                refusals.push(format!(
+                    "extract.rs line {line}: the string {text:?} writes {value:?}, a value of <{element}> that the reference prints; read it from the model instead"
+                ));
+            }
+        }
+    }
+    refusals
+}
+
+/// Whether `text` holds `word` with no letter or digit on either side.
+fn holds_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// Every string literal in `tokens` with its line, doc comments left out.
+fn collect_strings(tokens: TokenStream, out: &mut Vec<(usize, String)>) {
+    let mut after_hash = false;
+    for tree in tokens {
+        match tree {
+            TokenTree::Group(group) => {
+                let doc = after_hash
+                    && group.delimiter() == Delimiter::Bracket
+                    && matches!(group.stream().into_iter().next(), Some(TokenTree::Ident(i)) if i == "doc");
+                if !doc {
+                    collect_strings(group.stream(), out);
+                }
+                after_hash = false;
+            }
+            TokenTree::Literal(literal) => {
+                if let Ok(string) = syn::parse_str::<syn::LitStr>(&literal.to_string()) {
+                    out.push((literal.span().start().line, string.value()));
+                }
+                after_hash = false;
+            }
+            TokenTree::Punct(p) => after_hash = p.as_char() == '#',
+            TokenTree::Ident(_) => after_hash = false,
+        }
+    }
+}
+
 fn allowed_hint() -> String {
     format!(" (allowed: {}!)", ALLOWED_MACROS.join("!, "))
 }
@@ -261,6 +328,31 @@ const FORBIDDEN_NAMES: [&str; 9] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_the_reference_prints_are_flagged_where_extract_writes_them() {
+        let values = vec![
+            ("urn:app".to_owned(), "Chat".to_owned()),
+            ("urn:page".to_owned(), "thread".to_owned()),
+        ];
+        let source = r#"
+/// The Chat title, read from the model.
+fn f() {
+    let a = "Chat";
+    let b = format!("{}.html", "thread");
+    let q = "SELECT ?t WHERE { ?a rdfs:label ?t FILTER(?t = \"Chat\") }";
+    let fine = "SELECT ?thread WHERE { ?thread ui:path ?p }";
+    let also_fine = "Chatter threads";
+}
+"#;
+        let flagged = copied_values(source, &values);
+        assert_eq!(flagged.len(), 3, "{flagged:#?}");
+        assert!(flagged[0].starts_with(
+            "extract.rs line 4: the string \"Chat\" writes \"Chat\", a value of <urn:app>"
+        ));
+        assert!(flagged[1].starts_with("extract.rs line 5: the string \"thread\""));
+        assert!(flagged[2].starts_with("extract.rs line 6:"));
+    }
 
     const GOOD: &str = include_str!("../../../tests/fixtures/app_title/extract.rs");
 

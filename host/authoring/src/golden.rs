@@ -12,7 +12,8 @@ use seams_templates::TraceLine;
 
 pub(crate) use suite::{BuildEnv, test_built_in};
 pub use suite::{
-    SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses, test_generator,
+    PROBES, SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses,
+    test_generator,
 };
 
 /// What a golden line says about its output line.

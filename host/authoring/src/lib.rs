@@ -18,19 +18,26 @@
 #![deny(missing_docs)]
 
 mod draft;
+mod eval;
 mod extract_rules;
 mod golden;
 mod output_syntax;
+pub mod probe;
+mod prompt;
+pub mod provider;
 mod publish;
 mod scaffold;
 
 pub use draft::{
-    DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, PROMPT, REPAIR_PROMPT,
-    build_prompt, draft_generator,
+    DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, draft_generator,
+    draft_prompt,
 };
+pub use eval::{Case, CaseResult, EvalError, EvalReport, read_cases, run_case};
 pub use golden::{
-    SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses, test_generator,
+    PROBES, SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses,
+    test_generator,
 };
 pub use output_syntax::SyntaxProblem;
+pub use prompt::{PROMPT, PROMPT_CAP, REPAIR_PROMPT, TooLarge, build_prompt};
 pub use publish::{PublishError, PublishReport, PublishRequest, publish};
 pub use scaffold::{Package, Reference, ScaffoldError, Sdk, new_generator};

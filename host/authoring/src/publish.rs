@@ -81,17 +81,14 @@ pub fn publish(
         reference,
         source,
     } = request;
-    let report: SuiteReport = test_generator(dir, goldens, project, runtime, progress)?;
+    let report: SuiteReport = test_generator(dir, goldens, project, runtime, false, progress)?;
     if !report.passed() {
         return Err(PublishError::TestsFailed {
             report: report.to_text(),
         });
     }
     let inspection = inspect(runtime, &report.component)?;
-    let component = std::fs::read(&report.component).map_err(|source| InspectError::Io {
-        path: report.component.clone(),
-        source,
-    })?;
+    let component = report.component_bytes;
     let loaded = runtime
         .load(&dir.display().to_string(), &component)
         .map_err(InspectError::from)?;

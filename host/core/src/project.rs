@@ -97,12 +97,18 @@ impl std::fmt::Display for GeneratorSource {
     }
 }
 
-/// `[propose]`: the LLM provider command for drafting.
+/// `[propose]`: the LLM provider for drafting.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Propose {
-    /// The provider command line.
+    /// The provider: a command line, or `api:openai` / `api:anthropic`.
     pub provider: Option<String>,
+    /// An API provider's base URL (default: the vendor's).
+    pub base_url: Option<String>,
+    /// The environment variable holding an API provider's key (default:
+    /// `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`). The key itself is never
+    /// written in `seams.toml`.
+    pub key_env: Option<String>,
     /// The LLM model name, passed on to the provider.
     pub model: Option<String>,
     /// Seconds before the provider is killed.
@@ -131,6 +137,11 @@ pub struct Project {
     /// cache never come from `seams.toml`. Without one, an `oci` generator
     /// fails.
     pub registry: Option<Registry>,
+    /// Where generator packages are built (cargo's target directory),
+    /// shared by every package and project that names it: set by the
+    /// caller (the CLI, from the environment). Without one, each project
+    /// builds in its own `.seams/target`.
+    pub build_dir: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -429,6 +440,7 @@ impl Project {
             limits,
             propose: raw.propose,
             registry: None,
+            build_dir: None,
         })
     }
 

@@ -22,6 +22,8 @@
 
 #![deny(missing_docs)]
 
+mod edit;
+mod elements;
 pub mod input_text;
 mod model;
 pub mod position;
@@ -29,6 +31,7 @@ pub mod query_shape;
 mod shapes;
 pub mod vocabulary;
 
+pub use edit::Edit;
 pub use model::{Model, ModelError, QueryError, hex, sha256_hex};
 pub use shapes::SUPPORTED as SUPPORTED_SHACL;
 pub use vocabulary::{Finding, Vocabulary, VocabularyError, is_namespace};

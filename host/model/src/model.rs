@@ -232,7 +232,7 @@ impl Model {
 
     /// Hashes and labels come from the parsed quads, not the store: the
     /// store may normalize literals (`02` as `2`), and the hash must not.
-    fn from_quads(
+    pub(crate) fn from_quads(
         mut quads: Vec<Quad>,
         prefixes: BTreeMap<String, String>,
     ) -> Result<Model, ModelError> {

@@ -51,6 +51,8 @@ enum Command {
     NewGenerator(commands::new_generator::Args),
     /// Ask an LLM provider to draft a generator from a reference output; keep it only if its tests pass.
     DraftGenerator(commands::draft_generator::Args),
+    /// Run a set of drafting cases through the provider and print acceptance, attempts, probes and time.
+    DraftEval(commands::draft_eval::Args),
     /// Build a generator package and run its four tests on the project's model.
     TestGenerator(commands::test_generator::Args),
     /// Show what a component is (a file or a registry reference): protocol version, meta, sha256 and size.
@@ -157,6 +159,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::Check(args) => commands::check::run(&mut io, args),
         Command::NewGenerator(args) => commands::new_generator::run(&mut io, args),
         Command::DraftGenerator(args) => commands::draft_generator::run(&mut io, args),
+        Command::DraftEval(args) => commands::draft_eval::run(&mut io, args),
         Command::TestGenerator(args) => commands::test_generator::run(&mut io, args),
         Command::Inspect(args) => commands::inspect::run(&mut io, args),
         Command::Add(args) => commands::add::run(&mut io, args),

@@ -3,6 +3,7 @@
 
 pub(crate) mod add;
 pub(crate) mod check;
+pub(crate) mod draft_eval;
 pub(crate) mod draft_generator;
 pub(crate) mod generate;
 pub(crate) mod init;

@@ -9,6 +9,9 @@ use crate::io::{EXIT_FAILURE, EXIT_OK, FormatArg, Io, ProjectArg, in_project};
 pub(crate) struct Args {
     #[command(flatten)]
     package: PackageArgs,
+    /// Also run the model probes: the output must follow relabelled, renamed, added and removed model elements.
+    #[arg(long)]
+    probe: bool,
     #[command(flatten)]
     format: FormatArg,
 }
@@ -36,6 +39,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
             package.goldens.as_deref(),
             project,
             runtime,
+            args.probe,
             progress.as_ref(),
         )?)
     });

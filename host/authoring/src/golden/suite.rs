@@ -85,10 +85,14 @@ pub const TESTS: [&str; 4] = [
     "sources name the files",
 ];
 
+/// The name of the fifth test, which `--probe` adds and drafting always
+/// runs: the output follows changed copies of the model ([`crate::probe`]).
+pub const PROBES: &str = "model probes";
+
 /// One test's outcome: its failures, each naming a file and line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestOutcome {
-    /// One of [`TESTS`].
+    /// One of [`TESTS`], or [`PROBES`].
     pub name: &'static str,
     /// Empty when it passed.
     pub failures: Vec<String>,
@@ -103,6 +107,10 @@ pub struct SuiteReport {
     pub outcomes: Vec<TestOutcome>,
     /// The built component.
     pub component: PathBuf,
+    /// Its bytes as tested.
+    pub component_bytes: Vec<u8>,
+    /// The model probes' results, when they ran.
+    pub probes: Vec<crate::probe::ProbeOutcome>,
 }
 
 impl SuiteReport {
@@ -159,9 +167,21 @@ impl SuiteReport {
     }
 }
 
-/// Builds the package in `dir` for wasm32-wasip2 (target directory
-/// `<project>/.seams/target`, shared by every package of the project) and
-/// returns the component's path. `progress` counts the crates cargo
+/// A built component: where cargo wrote it, and its bytes as built (the
+/// file may be rebuilt by another package of the same name later).
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The path in the target directory.
+    pub path: PathBuf,
+    /// Its bytes, read while the build directory was held.
+    pub bytes: Vec<u8>,
+}
+
+/// Builds the package in `dir` for wasm32-wasip2 in the project's build
+/// directory ([`Project::build_dir`], else `<project>/.seams/target`) and
+/// returns the component. Builds in one directory take turns, across
+/// processes (a lock file beside cargo's own), so that a component read
+/// after its build is the one built. `progress` counts the crates cargo
 /// compiles.
 ///
 /// # Errors
@@ -173,7 +193,7 @@ pub fn build(
     project: &Project,
     env: BuildEnv,
     progress: &dyn Progress,
-) -> Result<PathBuf, SuiteError> {
+) -> Result<Built, SuiteError> {
     let manifest = dir.join("Cargo.toml");
     let package_error = |message: String| SuiteError::Package {
         path: manifest.clone(),
@@ -188,13 +208,28 @@ pub fn build(
         .and_then(|n| n.as_str())
         .ok_or_else(|| package_error("has no [package] name".into()))?;
     // Absolute: cargo runs in the package directory.
-    let root = std::path::absolute(&project.root).unwrap_or_else(|_| project.root.clone());
-    let target = root.join(".seams").join("target");
+    let target = project
+        .build_dir
+        .clone()
+        .unwrap_or_else(|| project.root.join(".seams").join("target"));
+    let target = std::path::absolute(&target).unwrap_or(target);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let build_error = |output: String| SuiteError::Build {
         dir: dir.to_owned(),
         output,
     };
+    let _turn = take_turn(&target).map_err(|e| {
+        build_error(format!(
+            "cannot use the build directory {}: {e}",
+            target.display()
+        ))
+    })?;
+    // cargo decides freshness by modification times, and names a path
+    // package's build by its path relative to its workspace: another
+    // package of the same name built since these files were written would
+    // pass for this one. Marking them modified now rebuilds them.
+    touch_sources(dir)
+        .map_err(|e| build_error(format!("cannot mark the package's files as changed: {e}")))?;
     let total = if progress.is_shown() {
         crate_count(&cargo, dir, env)
     } else {
@@ -226,10 +261,57 @@ pub fn build(
     if !status.success() {
         return Err(build_error(stderr));
     }
-    Ok(target
+    let path = target
         .join("wasm32-wasip2")
         .join("release")
-        .join(format!("{}.wasm", name.replace('-', "_"))))
+        .join(format!("{}.wasm", name.replace('-', "_")));
+    let bytes = std::fs::read(&path).map_err(|e| {
+        build_error(format!(
+            "the build gave no component at {}: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(Built { path, bytes })
+}
+
+/// Sets the modification time of every file under `dir` (but `target/`
+/// and hidden directories) to now.
+fn touch_sources(dir: &Path) -> std::io::Result<()> {
+    let now = std::time::SystemTime::now();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(current) = todo.pop() {
+        for entry in std::fs::read_dir(&current)? {
+            let entry = entry?;
+            let kind = entry.file_type()?;
+            let name = entry.file_name();
+            if kind.is_dir() {
+                if name != "target" && !name.to_string_lossy().starts_with('.') {
+                    todo.push(entry.path());
+                }
+            } else if kind.is_file() {
+                // Read-only is enough for the owner to set the time.
+                std::fs::File::open(entry.path())?.set_modified(now)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Waits for this process's turn at the build directory `target`
+/// (created private if new): held until the returned file is dropped.
+fn take_turn(target: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(target)?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(target.join(".seams-build.lock"))?;
+    lock.lock()?;
+    Ok(lock)
 }
 
 /// Runs a cargo build whose stdout is JSON messages, telling `progress` of
@@ -324,6 +406,7 @@ pub fn test_generator(
     goldens: Option<&Path>,
     project: &Project,
     runtime: &Runtime,
+    probes: bool,
     progress: &dyn Progress,
 ) -> Result<SuiteReport, SuiteError> {
     test_built_in(
@@ -332,6 +415,7 @@ pub fn test_generator(
         project,
         runtime,
         BuildEnv::Inherited,
+        probes,
         progress,
     )
 }
@@ -343,16 +427,13 @@ pub(crate) fn test_built_in(
     project: &Project,
     runtime: &Runtime,
     env: BuildEnv,
+    probes: bool,
     progress: &dyn Progress,
 ) -> Result<SuiteReport, SuiteError> {
-    let component = build(dir, project, env, progress)?;
-    let bytes = std::fs::read(&component).map_err(|e| SuiteError::Build {
-        dir: dir.to_owned(),
-        output: format!(
-            "the build gave no component at {}: {e}",
-            component.display()
-        ),
-    })?;
+    let Built {
+        path: component,
+        bytes,
+    } = build(dir, project, env, progress)?;
     let loaded = runtime.load(&dir.display().to_string(), &bytes)?;
     let model = Arc::new(Model::load(&project.model_files)?);
     let first = runtime.run_reporting(&loaded, &model, &project.limits)?;
@@ -361,35 +442,75 @@ pub(crate) fn test_built_in(
         None => (dir.join("tests").join("golden"), "tests/golden".to_owned()),
     };
     let second = runtime.run_reporting(&loaded, &model, &project.limits)?;
+    let mut outcomes = vec![
+        TestOutcome {
+            name: TESTS[0],
+            failures: golden_match(&golden_dir, &shown_as, &first, &model),
+            notes: Vec::new(),
+        },
+        TestOutcome {
+            name: TESTS[1],
+            failures: determinism(&first, &second),
+            notes: Vec::new(),
+        },
+        TestOutcome {
+            name: TESTS[2],
+            failures: output_parses(&first),
+            notes: first
+                .outputs
+                .iter()
+                .filter_map(|o| crate::output_syntax::not_applicable(&o.path))
+                .collect(),
+        },
+        TestOutcome {
+            name: TESTS[3],
+            failures: sources_name_files(&first),
+            notes: Vec::new(),
+        },
+    ];
+    let mut results = Vec::new();
+    if probes {
+        progress.start("probing with changed models", None);
+        results = crate::probe::run(runtime, &loaded, &model, &project.limits, &first);
+        progress.finish();
+        outcomes.push(probe_outcome(&results));
+    }
     Ok(SuiteReport {
-        outcomes: vec![
-            TestOutcome {
-                name: TESTS[0],
-                failures: golden_match(&golden_dir, &shown_as, &first, &model),
-                notes: Vec::new(),
-            },
-            TestOutcome {
-                name: TESTS[1],
-                failures: determinism(&first, &second),
-                notes: Vec::new(),
-            },
-            TestOutcome {
-                name: TESTS[2],
-                failures: output_parses(&first),
-                notes: first
-                    .outputs
-                    .iter()
-                    .filter_map(|o| crate::output_syntax::not_applicable(&o.path))
-                    .collect(),
-            },
-            TestOutcome {
-                name: TESTS[3],
-                failures: sources_name_files(&first),
-                notes: Vec::new(),
-            },
-        ],
+        outcomes,
         component,
+        component_bytes: bytes,
+        probes: results,
     })
+}
+
+/// The probes' results as the fifth test: a failure per probe the output
+/// did not follow; a note of those it did, or that none applied.
+fn probe_outcome(results: &[crate::probe::ProbeOutcome]) -> TestOutcome {
+    let failures = results
+        .iter()
+        .filter_map(|r| r.failure.as_ref().map(|f| format!("{}: {f}", r.name)))
+        .collect();
+    let followed: Vec<&str> = results
+        .iter()
+        .filter(|r| r.failure.is_none())
+        .map(|r| r.name.as_str())
+        .collect();
+    let note = if results.is_empty() {
+        "no probe applies: the output prints no model label and no traced element".to_owned()
+    } else if followed.is_empty() {
+        String::new()
+    } else {
+        format!("the output followed: {}", followed.join(", "))
+    };
+    TestOutcome {
+        name: PROBES,
+        failures,
+        notes: if note.is_empty() {
+            Vec::new()
+        } else {
+            vec![note]
+        },
+    }
 }
 
 /// The "golden match" test: every output of `run` against its golden in

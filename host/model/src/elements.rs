@@ -1,0 +1,264 @@
+//! The model seen as elements: their types, instances, containers and
+//! children, their literal values, and their triples as Turtle. What the
+//! drafting prompt shows of a model and the probes change in it.
+
+use std::collections::BTreeSet;
+
+use oxigraph::io::{RdfFormat, RdfSerializer};
+use oxigraph::model::{
+    NamedNode, NamedNodeRef, NamedOrBlankNode as Subject, Quad, Term,
+    vocab::{rdf, rdfs},
+};
+
+use crate::Model;
+
+impl Model {
+    /// The `rdf:type`s of `iri`, sorted.
+    pub fn types_of(&self, iri: &str) -> Vec<String> {
+        let Ok(node) = NamedNode::new(iri) else {
+            return Vec::new();
+        };
+        let types: BTreeSet<String> = self
+            .store()
+            .quads_for_pattern(Some(node.as_ref().into()), Some(rdf::TYPE), None, None)
+            .filter_map(Result::ok)
+            .filter_map(|q| match q.object {
+                Term::NamedNode(n) => Some(n.into_string()),
+                _ => None,
+            })
+            .collect();
+        types.into_iter().collect()
+    }
+
+    /// The named instances of `class`, sorted.
+    pub fn instances_of(&self, class: &str) -> Vec<String> {
+        let Ok(node) = NamedNode::new(class) else {
+            return Vec::new();
+        };
+        let instances: BTreeSet<String> = self
+            .store()
+            .quads_for_pattern(None, Some(rdf::TYPE), Some(node.as_ref().into()), None)
+            .filter_map(Result::ok)
+            .filter_map(|q| match q.subject {
+                Subject::NamedNode(n) => Some(n.into_string()),
+                Subject::BlankNode(_) => None,
+            })
+            .collect();
+        instances.into_iter().collect()
+    }
+
+    /// Whether `iri` is an element of the model: the subject of a triple,
+    /// and neither a class (an `rdf:type`'s object) nor a property.
+    pub fn is_element(&self, iri: &str) -> bool {
+        let Ok(node) = NamedNode::new(iri) else {
+            return false;
+        };
+        let node = node.as_ref();
+        let any = |s, p, o| {
+            self.store()
+                .quads_for_pattern(s, p, o, None)
+                .next()
+                .is_some()
+        };
+        any(Some(node.into()), None, None)
+            && !any(None, Some(rdf::TYPE), Some(node.into()))
+            && !any(None, Some(node), None)
+    }
+
+    /// The subjects that point at `iri` through a property their kind
+    /// holds several of: its containers, whose lists a copy of `iri` joins.
+    pub fn containers(&self, iri: &str) -> Vec<(String, String)> {
+        let Ok(node) = NamedNode::new(iri) else {
+            return Vec::new();
+        };
+        let mut found = BTreeSet::new();
+        for quad in self
+            .store()
+            .quads_for_pattern(None, None, Some(node.as_ref().into()), None)
+            .filter_map(Result::ok)
+        {
+            let Subject::NamedNode(subject) = &quad.subject else {
+                continue;
+            };
+            if quad.predicate.as_ref() != rdf::TYPE
+                && self.holds_several(subject.as_str(), quad.predicate.as_ref())
+            {
+                found.insert((
+                    subject.as_str().to_owned(),
+                    quad.predicate.as_str().to_owned(),
+                ));
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    /// The elements under `iri`: those it holds several of its kind of
+    /// (a page's components), and theirs, sorted.
+    pub fn children(&self, iri: &str) -> Vec<String> {
+        let mut found = BTreeSet::new();
+        let mut todo = vec![iri.to_owned()];
+        while let Some(parent) = todo.pop() {
+            for child in self.held(&parent) {
+                if child != iri && found.insert(child.clone()) {
+                    todo.push(child);
+                }
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    /// The elements `iri` points at through a property its kind holds
+    /// several of.
+    pub(crate) fn held(&self, iri: &str) -> Vec<String> {
+        let Ok(node) = NamedNode::new(iri) else {
+            return Vec::new();
+        };
+        self.store()
+            .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
+            .filter_map(Result::ok)
+            .filter_map(|q| match q.object {
+                Term::NamedNode(o)
+                    if self.is_element(o.as_str())
+                        && self.holds_several(iri, q.predicate.as_ref()) =>
+                {
+                    Some(o.into_string())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether `subject`, or an element of one of its types, has two or
+    /// more values of `property`.
+    fn holds_several(&self, subject: &str, property: NamedNodeRef<'_>) -> bool {
+        let several = |s: &str| {
+            NamedNode::new(s).is_ok_and(|s| {
+                self.store()
+                    .quads_for_pattern(Some(s.as_ref().into()), Some(property), None, None)
+                    .nth(1)
+                    .is_some()
+            })
+        };
+        several(subject)
+            || self
+                .types_of(subject)
+                .iter()
+                .flat_map(|t| self.instances_of(t))
+                .any(|s| several(&s))
+    }
+
+    /// Every literal value of a named element, as (element, property,
+    /// value), sorted.
+    pub fn literal_values(&self) -> Vec<(String, String, String)> {
+        let values: BTreeSet<(String, String, String)> = self
+            .store()
+            .iter()
+            .filter_map(Result::ok)
+            .filter_map(|q| match (q.subject, q.object) {
+                (Subject::NamedNode(s), Term::Literal(l)) => Some((
+                    s.into_string(),
+                    q.predicate.into_string(),
+                    l.value().to_owned(),
+                )),
+                _ => None,
+            })
+            .collect();
+        values.into_iter().collect()
+    }
+
+    /// The elements `iri` points at (its properties' values that are
+    /// elements), sorted.
+    pub fn pointed_at(&self, iri: &str) -> Vec<String> {
+        let Ok(node) = NamedNode::new(iri) else {
+            return Vec::new();
+        };
+        let found: BTreeSet<String> = self
+            .store()
+            .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
+            .filter_map(Result::ok)
+            .filter_map(|q| match q.object {
+                Term::NamedNode(o) if self.is_element(o.as_str()) => Some(o.into_string()),
+                _ => None,
+            })
+            .collect();
+        found.into_iter().collect()
+    }
+
+    /// The `rdfs:comment`s the model gives for the properties and classes
+    /// `subjects` use, as (term, comment), sorted.
+    pub fn term_comments(&self, subjects: &[String]) -> Vec<(String, String)> {
+        let mut terms = BTreeSet::new();
+        for subject in subjects {
+            let Ok(node) = NamedNode::new(subject) else {
+                continue;
+            };
+            for q in self
+                .store()
+                .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
+                .filter_map(Result::ok)
+            {
+                if q.predicate.as_ref() == rdf::TYPE
+                    && let Term::NamedNode(class) = &q.object
+                {
+                    terms.insert(class.as_str().to_owned());
+                }
+                terms.insert(q.predicate.into_string());
+            }
+        }
+        let mut comments = Vec::new();
+        for term in terms {
+            let node = NamedNode::new_unchecked(term.as_str());
+            for q in self
+                .store()
+                .quads_for_pattern(Some(node.as_ref().into()), Some(rdfs::COMMENT), None, None)
+                .filter_map(Result::ok)
+            {
+                if let Term::Literal(l) = q.object {
+                    comments.push((term.clone(), l.value().to_owned()));
+                }
+            }
+        }
+        comments.sort();
+        comments
+    }
+
+    /// The triples of `subjects` (in that order) as Turtle, with the
+    /// model's prefixes: what a prompt shows of the model.
+    pub fn turtle_of(&self, subjects: &[String]) -> String {
+        let mut serializer = RdfSerializer::from_format(RdfFormat::Turtle);
+        for (name, iri) in self.prefixes() {
+            if let Ok(with) = serializer.clone().with_prefix(name, iri) {
+                serializer = with;
+            }
+        }
+        let mut writer = serializer.for_writer(Vec::new());
+        for subject in subjects {
+            let Ok(node) = NamedNode::new(subject) else {
+                continue;
+            };
+            let mut triples: Vec<Quad> = self
+                .store()
+                .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
+                .filter_map(Result::ok)
+                .collect();
+            // rdf:type first, then by property and value: stable text.
+            triples.sort_by_key(|q| {
+                (
+                    q.predicate.as_ref() != rdf::TYPE,
+                    q.predicate.to_string(),
+                    q.object.to_string(),
+                )
+            });
+            for quad in &triples {
+                // Writing to memory fails only on a bad term, never here.
+                let _ = writer.serialize_triple(quad.as_ref());
+            }
+        }
+        // Indented with spaces, not the serializer's tabs: a prompt is
+        // printed, and seams escapes every control character it prints.
+        writer
+            .finish()
+            .map(|bytes| String::from_utf8_lossy(&bytes).replace('\t', "    "))
+            .unwrap_or_default()
+    }
+}
