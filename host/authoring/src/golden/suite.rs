@@ -227,8 +227,10 @@ pub fn build(
     // cargo decides freshness by modification times, and names a path
     // package's build by its path relative to its workspace: another
     // package of the same name built since these files were written would
-    // pass for this one. Marking them modified now rebuilds them.
-    touch_sources(dir)
+    // pass for this one. Marking them modified now rebuilds them. A
+    // vendored SDK is marked only when it differs from the last one built
+    // here: the same seams vendors the same SDK, which need not rebuild.
+    touch_sources(dir, &target)
         .map_err(|e| build_error(format!("cannot mark the package's files as changed: {e}")))?;
     let total = if progress.is_shown() {
         crate_count(&cargo, dir, env)
@@ -274,10 +276,17 @@ pub fn build(
     Ok(Built { path, bytes })
 }
 
-/// Sets the modification time of every file under `dir` (but `target/`
-/// and hidden directories) to now.
-fn touch_sources(dir: &Path) -> std::io::Result<()> {
+/// The vendored SDK's directory in a package, as the scaffold writes it.
+const VENDORED_SDK: &str = "seams-sdk";
+
+/// Sets the modification time of the package's files in `dir` (but
+/// `target/` and hidden directories) to now; those of its vendored SDK
+/// only when their content differs from the vendored SDK last built in
+/// `target`, which is then recorded.
+fn touch_sources(dir: &Path, target: &Path) -> std::io::Result<()> {
     let now = std::time::SystemTime::now();
+    let sdk = dir.join(VENDORED_SDK);
+    let mut sdk_files = Vec::new();
     let mut todo = vec![dir.to_owned()];
     while let Some(current) = todo.pop() {
         for entry in std::fs::read_dir(&current)? {
@@ -289,10 +298,39 @@ fn touch_sources(dir: &Path) -> std::io::Result<()> {
                     todo.push(entry.path());
                 }
             } else if kind.is_file() {
-                // Read-only is enough for the owner to set the time.
-                std::fs::File::open(entry.path())?.set_modified(now)?;
+                if entry.path().starts_with(&sdk) {
+                    sdk_files.push(entry.path());
+                } else {
+                    // Read-only is enough for the owner to set the time.
+                    std::fs::File::open(entry.path())?.set_modified(now)?;
+                }
             }
         }
+    }
+    if sdk_files.is_empty() {
+        return Ok(());
+    }
+    use sha2::Digest;
+    sdk_files.sort();
+    let mut hasher = sha2::Sha256::new();
+    for file in &sdk_files {
+        hasher.update(
+            file.strip_prefix(&sdk)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .as_bytes(),
+        );
+        hasher.update([0]);
+        hasher.update(std::fs::read(file)?);
+        hasher.update([0]);
+    }
+    let digest = seams_model::hex(&hasher.finalize());
+    let record = target.join(".seams-vendored-sdk");
+    if std::fs::read_to_string(&record).ok().as_deref() != Some(digest.as_str()) {
+        for file in &sdk_files {
+            std::fs::File::open(file)?.set_modified(now)?;
+        }
+        std::fs::write(&record, &digest)?;
     }
     Ok(())
 }
