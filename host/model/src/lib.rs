@@ -30,6 +30,7 @@ pub mod position;
 pub mod query_shape;
 mod shapes;
 pub mod vocabulary;
+pub mod written;
 
 pub use edit::Edit;
 pub use model::{Model, ModelError, QueryError, hex, sha256_hex};

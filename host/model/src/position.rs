@@ -47,7 +47,7 @@ pub fn line_of(text: &str, iri: &str) -> Option<usize> {
 }
 
 /// A local name as the IRI has it: `\-` escapes dropped.
-fn unescape_local(local: &str) -> String {
+pub(crate) fn unescape_local(local: &str) -> String {
     let mut out = String::with_capacity(local.len());
     let mut chars = local.chars();
     while let Some(c) = chars.next() {
@@ -89,42 +89,69 @@ impl<'a> Tokens<'a> {
 
     /// Moves past `len` bytes, counting their newlines.
     fn skip(&mut self, len: usize) {
-        let end = (self.at + len).min(self.text.len());
-        self.line += self.text.as_bytes()[self.at..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        self.at = end;
+        advance(self.text, &mut self.at, &mut self.line, len);
     }
 
     /// The length of the string literal at the cursor, quotes included.
     fn string_len(&self) -> usize {
-        let rest = &self.text.as_bytes()[self.at..];
-        let quote = rest[0];
-        let long = rest.len() >= 3 && rest[1] == quote && rest[2] == quote;
-        let open = if long { 3 } else { 1 };
-        let mut i = open;
-        while i < rest.len() {
-            match rest[i] {
-                b'\\' => i += 2,
-                b'\n' if !long => return i,
-                c if c == quote => {
-                    if !long {
-                        return i + 1;
-                    }
-                    if rest[i..].starts_with(&[quote, quote, quote]) {
-                        return i + 3;
-                    }
-                    i += 1;
-                }
-                _ => i += 1,
-            }
-        }
-        rest.len()
+        string_len(&self.text.as_bytes()[self.at..])
     }
 }
 
-fn is_word_byte(b: u8) -> bool {
+/// Moves `at` past `len` bytes of `text` (not past its end), adding their
+/// newlines to `line`.
+pub(crate) fn advance(text: &str, at: &mut usize, line: &mut usize, len: usize) {
+    let end = (*at + len).min(text.len());
+    *line += text.as_bytes()[*at..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    *at = end;
+}
+
+/// The length of the comment `rest` starts with: to the end of its line.
+pub(crate) fn comment_len(rest: &[u8]) -> usize {
+    rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len())
+}
+
+/// The IRI `rest` starts with (`<...>`, or to the end of the line when it
+/// is not closed), and how many bytes it takes.
+pub(crate) fn iri_at(rest: &str) -> (&str, usize) {
+    let body = &rest[1..];
+    let len = body
+        .bytes()
+        .position(|c| c == b'>' || c == b'\n')
+        .unwrap_or(body.len());
+    (&body[..len], (len + 2).min(rest.len()))
+}
+
+/// The length of the string literal `rest` starts with, quotes included
+/// (to the end of `rest` when it is not closed).
+pub(crate) fn string_len(rest: &[u8]) -> usize {
+    let quote = rest[0];
+    let long = rest.len() >= 3 && rest[1] == quote && rest[2] == quote;
+    let open = if long { 3 } else { 1 };
+    let mut i = open;
+    while i < rest.len() {
+        match rest[i] {
+            b'\\' => i += 2,
+            b'\n' if !long => return i,
+            c if c == quote => {
+                if !long {
+                    return i + 1;
+                }
+                if rest[i..].starts_with(&[quote, quote, quote]) {
+                    return i + 3;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    rest.len()
+}
+
+pub(crate) fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric()
         || matches!(b, b'_' | b'-' | b'.' | b':' | b'%' | b'\\' | b'@')
         || b >= 0x80
@@ -138,26 +165,15 @@ impl<'a> Iterator for Tokens<'a> {
         while self.at < bytes.len() {
             let b = bytes[self.at];
             match b {
-                b'#' => {
-                    let len = bytes[self.at..]
-                        .iter()
-                        .position(|&c| c == b'\n')
-                        .unwrap_or(bytes.len() - self.at);
-                    self.skip(len);
-                }
+                b'#' => self.skip(comment_len(&bytes[self.at..])),
                 b'"' | b'\'' => {
                     let len = self.string_len();
                     self.skip(len);
                 }
                 b'<' => {
-                    let start = self.at + 1;
-                    let len = bytes[start..]
-                        .iter()
-                        .position(|&c| c == b'>' || c == b'\n')
-                        .unwrap_or(bytes.len() - start);
                     let line = self.line;
-                    let iri = &self.text[start..start + len];
-                    self.skip(len + 1);
+                    let (iri, len) = iri_at(&self.text[self.at..]);
+                    self.skip(len);
                     return Some((line, Token::Iri(iri)));
                 }
                 _ if is_word_byte(b) => {
