@@ -20,3 +20,4 @@ mod registry;
 mod sandbox;
 mod trace;
 mod vocabulary;
+mod write_back;

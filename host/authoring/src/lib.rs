@@ -27,7 +27,6 @@ mod prompt;
 pub mod provider;
 mod publish;
 mod scaffold;
-pub mod write_back;
 
 pub use draft::{
     DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, draft_generator,

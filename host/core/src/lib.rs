@@ -43,6 +43,7 @@ mod progress;
 mod project;
 mod project_lock;
 mod trace_view;
+mod write_back;
 
 pub use add::{AddError, AddReport, add};
 pub use audit::Contents;
@@ -62,6 +63,10 @@ pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
 pub use project_lock::Wait;
 pub use trace_view::{
     LineView, OriginView, TermView, TraceView, TraceViewError, parse_target, trace_view,
+};
+pub use write_back::{
+    Effect, Patch, Unexplained, WriteBackError, WriteBackPlan, apply_write_back, explain,
+    plan_write_back,
 };
 
 /// Hooks for seams' own tests; not part of the stable API.

@@ -65,6 +65,8 @@ enum Command {
     View(commands::view::Args),
     /// Show which template lines wrote an output's lines, and the model elements behind them.
     Trace(commands::trace::Args),
+    /// Write a hand edit of an output line back into the model as the one literal change that gives it back.
+    WriteBack(commands::write_back::Args),
     /// Print a completion script for SHELL (e.g. `seams completions bash > /etc/bash_completion.d/seams`).
     Completions {
         /// The shell.
@@ -166,6 +168,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::Publish(args) => commands::publish::run(&mut io, args),
         Command::View(args) => commands::view::run(&mut io, args),
         Command::Trace(args) => commands::trace::run(&mut io, args),
+        Command::WriteBack(args) => commands::write_back::run(&mut io, args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "seams", io.out);
             EXIT_OK

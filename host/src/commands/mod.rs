@@ -13,3 +13,4 @@ pub(crate) mod publish;
 pub(crate) mod test_generator;
 pub(crate) mod trace;
 pub(crate) mod view;
+pub(crate) mod write_back;

@@ -1,0 +1,742 @@
+//! `seams write-back OUTPUT[:LINE]` (ADR-0019's T4): a hand edit of one
+//! output line, written back into the model as the one literal change that
+//! explains it. The line's trace names the elements it prints; among their
+//! values, exactly one must cover the change ([`explain`]). The model is
+//! then patched in memory and everything generated again: the patch is
+//! accepted only when the edited line comes back exactly as edited
+//! (PutGet), and every other line that changes, in any output, is an
+//! effect. The patch is a minimal textual change of the one model file
+//! that writes the literal ([`seams_model::written::rewrite`]); applying it
+//! writes that file alone, and a generate afterwards records the output as
+//! generated again.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use seams_model::written::{Unwritable, rewrite};
+use seams_model::{Edit, sha256_hex};
+use seams_runtime::Runtime;
+
+use crate::error::GenerateError;
+use crate::generation::{Generation, run_with_inputs};
+use crate::inputs::{Inputs, read_lock, read_stamp};
+use crate::project::{Project, posix};
+use crate::trace_view::parse_target;
+
+/// Why an edit cannot be written back. Nothing is written then.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteBackError {
+    /// The project, lock, model or generators could not be read.
+    #[error(transparent)]
+    Generate(#[from] GenerateError),
+    /// No such output.
+    #[error("no such output: {0} does not exist under the output directory")]
+    NoOutput(String),
+    /// The lock does not list it.
+    #[error(
+        "{0} is not in seams.lock: run `seams generate` first; only generated files can be written back"
+    )]
+    NotGenerated(String),
+    /// The file is as generated.
+    #[error("{0} is as seams.lock records it: there is no hand edit to write back")]
+    NotEdited(String),
+    /// Its generator failed now.
+    #[error(
+        "{output}: its generator fails on the current model, so the edit cannot be compared: {message}"
+    )]
+    GeneratorFailed {
+        /// The output.
+        output: String,
+        /// Why.
+        message: String,
+    },
+    /// Lines were added or removed.
+    #[error(
+        "{output}: the edit adds or removes lines ({generated} generated, {edited} now); write-back takes edits within lines"
+    )]
+    LinesChanged {
+        /// The output.
+        output: String,
+        /// Lines generated.
+        generated: usize,
+        /// Lines now.
+        edited: usize,
+    },
+    /// Which line is meant is not clear.
+    #[error(
+        "{output}: {count} lines differ from what is generated ({lines}); name one as {output}:LINE"
+    )]
+    WhichLine {
+        /// The output.
+        output: String,
+        /// How many differ.
+        count: usize,
+        /// Their numbers.
+        lines: String,
+    },
+    /// The line named is not edited, or not traced.
+    #[error("{output}:{line}: {why}")]
+    Line {
+        /// The output.
+        output: String,
+        /// The line.
+        line: usize,
+        /// Why.
+        why: String,
+    },
+    /// No single literal explains the edit.
+    #[error("{output}:{line}: {why}")]
+    Unexplained {
+        /// The output.
+        output: String,
+        /// The line.
+        line: usize,
+        /// Why.
+        why: Unexplained,
+    },
+    /// The patch does not give the edited line back.
+    #[error("{at}: with <{}> <{}> set to {:?} the line reads {got:?}, not the edit; edit the model by hand", patch.element, patch.property, patch.new)]
+    NotReproduced {
+        /// `OUTPUT:LINE`.
+        at: String,
+        /// The patch tried.
+        patch: Box<Patch>,
+        /// What the line read.
+        got: String,
+    },
+    /// The literal is not written exactly once in the model files.
+    #[error("{}: {why}", file.display())]
+    Unwritable {
+        /// The model file looked in (the first, when none writes it).
+        file: PathBuf,
+        /// Why.
+        why: Unwritable,
+    },
+    /// Several model files write the literal.
+    #[error("{} model files write this value ({}); change it by hand", .0.len(), .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    SeveralFiles(Vec<PathBuf>),
+    /// The patch changes other lines of the edited output, which has other
+    /// hand edits too.
+    #[error(
+        "{0} has other hand edits, and the patch changes lines of it too: write back one line at a time, or move the other edits elsewhere"
+    )]
+    OtherEdits(String),
+    /// Applying needs the effects accepted.
+    #[error(
+        "the patch also changes {0} other line(s) (listed above); pass --accept-effects to apply it anyway"
+    )]
+    Effects(usize),
+    /// The model file could not be written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// A line of another output, or of the same one, that the patch changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effect {
+    /// The output, output-relative.
+    pub output: String,
+    /// Its 1-based line.
+    pub line: usize,
+    /// The line as generated now.
+    pub old: String,
+    /// The line with the patch.
+    pub new: String,
+}
+
+/// A write-back, planned: what it changes and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteBackPlan {
+    /// The output, output-relative.
+    pub output: String,
+    /// The edited line.
+    pub line: usize,
+    /// The one literal change.
+    pub patch: Patch,
+    /// The model file it rewrites.
+    pub model_file: PathBuf,
+    /// That file's text with the patch.
+    pub patched_text: String,
+    /// The file's lines that change: (1-based line, old, new).
+    pub diff: Vec<(usize, String, String)>,
+    /// Every other line the patch changes.
+    pub effects: Vec<Effect>,
+    /// The output's text with the patch, when it differs from the file
+    /// on disk (an effect on the edited output itself), and whether the
+    /// file differs from what was generated in the edited line alone, so
+    /// that writing it loses nothing of the user's.
+    pub output_after: Option<(String, bool)>,
+    /// The output directory.
+    pub out_dir: PathBuf,
+}
+
+impl WriteBackPlan {
+    /// The plan as text: the patch as a diff of the model file, then the
+    /// effects.
+    pub fn to_text(&self, root: &Path) -> String {
+        let shown = self
+            .model_file
+            .strip_prefix(root)
+            .unwrap_or(&self.model_file);
+        let mut out = format!(
+            "{}:{}: <{}> <{}> {:?} becomes {:?}\n--- {}\n+++ {}\n",
+            self.output,
+            self.line,
+            self.patch.element,
+            self.patch.property,
+            self.patch.old,
+            self.patch.new,
+            shown.display(),
+            shown.display()
+        );
+        for (line, old, new) in &self.diff {
+            out.push_str(&format!("@@ line {line} @@\n-{old}\n+{new}\n"));
+        }
+        if self.effects.is_empty() {
+            out.push_str("effects: none; no other line changes\n");
+        } else {
+            out.push_str(&format!(
+                "effects: {} other line(s) change:\n",
+                self.effects.len()
+            ));
+            for e in &self.effects {
+                out.push_str(&format!(
+                    "  {}:{}\n  -{}\n  +{}\n",
+                    e.output, e.line, e.old, e.new
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// An output's generated text, and each traced line's terms.
+type Generated<'a> = (&'a str, Vec<(usize, &'a [String])>);
+
+/// The generated text and the trace terms of each line of `output` in
+/// `generation`.
+fn generated<'a>(generation: &'a Generation, output: &str) -> Option<Generated<'a>> {
+    generation.runs.iter().find_map(|run| {
+        let o = run.run.outputs.iter().find(|o| o.path == output)?;
+        let terms = o
+            .trace
+            .iter()
+            .flatten()
+            .map(|l| (l.line, l.terms.as_slice()))
+            .collect();
+        Some((o.text.as_str(), terms))
+    })
+}
+
+/// Plans writing back the edit of `target` (`OUTPUT[:LINE]`, relative to
+/// the project or to its output directory). Reads, writes nothing.
+///
+/// # Errors
+///
+/// [`WriteBackError`], saying why.
+pub fn plan_write_back(
+    project: &Project,
+    runtime: &Runtime,
+    target: &str,
+) -> Result<WriteBackPlan, WriteBackError> {
+    let (output, line) = parse_target(target);
+    let rel = Path::new(output)
+        .strip_prefix(&project.output_dir)
+        .map(posix)
+        .unwrap_or_else(|_| output.to_owned());
+    let on_disk = std::fs::read_to_string(project.output_path().join(&rel))
+        .map_err(|_| WriteBackError::NoOutput(output.to_owned()))?;
+    let lock =
+        read_lock(project)?.ok_or_else(|| WriteBackError::NotGenerated(output.to_owned()))?;
+    let locked_path = format!("{}/{rel}", posix(&project.output_dir));
+    let locked = lock
+        .outputs
+        .iter()
+        .find(|o| o.path == locked_path)
+        .ok_or_else(|| WriteBackError::NotGenerated(output.to_owned()))?;
+    if sha256_hex(on_disk.as_bytes()) == locked.sha256 {
+        return Err(WriteBackError::NotEdited(output.to_owned()));
+    }
+    let inputs = read_stamp(project, Some(&lock), false)?.load_model(project)?;
+    let now = run_with_inputs(project, runtime, &inputs);
+    let Some((text, terms)) = generated(&now, &rel) else {
+        let message = now
+            .failures
+            .iter()
+            .map(|(_, e)| e.to_string())
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(WriteBackError::GeneratorFailed {
+            output: output.to_owned(),
+            message: if message.is_empty() {
+                "it no longer writes this file".into()
+            } else {
+                message
+            },
+        });
+    };
+    let generated_lines: Vec<&str> = text.split('\n').collect();
+    let edited_lines: Vec<&str> = on_disk.split('\n').collect();
+    if generated_lines.len() != edited_lines.len() {
+        return Err(WriteBackError::LinesChanged {
+            output: output.to_owned(),
+            generated: generated_lines.len(),
+            edited: edited_lines.len(),
+        });
+    }
+    let differing: Vec<usize> = (0..generated_lines.len())
+        .filter(|&i| generated_lines[i] != edited_lines[i])
+        .map(|i| i + 1)
+        .collect();
+    let n = match (line, differing.as_slice()) {
+        (Some(n), _) => n,
+        (None, [one]) => *one,
+        (None, several) => {
+            return Err(WriteBackError::WhichLine {
+                output: output.to_owned(),
+                count: several.len(),
+                lines: several
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    };
+    let line_error = |why: &str| WriteBackError::Line {
+        output: output.to_owned(),
+        line: n,
+        why: why.to_owned(),
+    };
+    if n == 0 || n > generated_lines.len() {
+        return Err(line_error("the file has no such line"));
+    }
+    if !differing.contains(&n) {
+        return Err(line_error(
+            "this line is as generated; nothing to write back",
+        ));
+    }
+    let line_terms: &[String] = terms
+        .iter()
+        .find(|(l, _)| *l == n)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            line_error("the generated line is not traced, so no model element is known to print it")
+        })?;
+    let candidates: Vec<Literal> = inputs
+        .model
+        .literal_values()
+        .into_iter()
+        .filter(|(element, _, _)| line_terms.contains(element))
+        .collect();
+    let (old_line, edited) = (generated_lines[n - 1], edited_lines[n - 1]);
+    let patch =
+        explain(old_line, edited, &candidates).map_err(|why| WriteBackError::Unexplained {
+            output: output.to_owned(),
+            line: n,
+            why,
+        })?;
+
+    // PutGet: the patched model prints the edit.
+    let patched = inputs
+        .model
+        .edited(&[Edit::SetValue {
+            iri: patch.element.clone(),
+            property: patch.property.clone(),
+            value: patch.new.clone(),
+        }])
+        .map_err(GenerateError::from)?;
+    let stamp = read_stamp(project, Some(&lock), false)?;
+    let again = run_with_inputs(
+        project,
+        runtime,
+        &Inputs {
+            model: Arc::new(patched),
+            stamp,
+        },
+    );
+    let new_text = generated(&again, &rel).map(|(t, _)| t).unwrap_or_default();
+    let new_lines: Vec<&str> = new_text.split('\n').collect();
+    let got = new_lines.get(n - 1).copied().unwrap_or_default();
+    if got != edited {
+        return Err(WriteBackError::NotReproduced {
+            at: format!("{output}:{n}"),
+            patch: Box::new(patch),
+            got: got.to_owned(),
+        });
+    }
+    let effects = effects(&now, &again, &rel, n);
+    let output_after =
+        (new_text != on_disk).then(|| (new_text.to_owned(), differing.as_slice() == [n]));
+
+    // The one model file that writes the literal, once.
+    let mut found: Option<(PathBuf, String, String)> = None;
+    let mut several = Vec::new();
+    for file in &project.model_files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        match rewrite(
+            &text,
+            &patch.element,
+            &patch.property,
+            &patch.old,
+            &patch.new,
+        ) {
+            Ok(patched) => {
+                if found.is_some() {
+                    several.push(file.clone());
+                }
+                found.get_or_insert((file.clone(), text, patched));
+            }
+            Err(Unwritable::Missing { .. }) => {}
+            Err(why) => {
+                return Err(WriteBackError::Unwritable {
+                    file: file.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    let Some((model_file, text, patched_text)) = found else {
+        return Err(WriteBackError::Unwritable {
+            file: project.model_files.first().cloned().unwrap_or_default(),
+            why: Unwritable::Missing {
+                subject: patch.element,
+                predicate: patch.property,
+            },
+        });
+    };
+    if !several.is_empty() {
+        several.insert(0, model_file);
+        return Err(WriteBackError::SeveralFiles(several));
+    }
+    let diff = text
+        .split('\n')
+        .zip(patched_text.split('\n'))
+        .enumerate()
+        .filter(|(_, (a, b))| a != b)
+        .map(|(i, (a, b))| (i + 1, a.to_owned(), b.to_owned()))
+        .collect();
+    Ok(WriteBackPlan {
+        output: rel,
+        line: n,
+        patch,
+        model_file,
+        patched_text,
+        diff,
+        effects,
+        output_after,
+        out_dir: project.output_path(),
+    })
+}
+
+/// Every line of every output that differs between `before` and `after`,
+/// but line `line` of `output`.
+fn effects(before: &Generation, after: &Generation, output: &str, line: usize) -> Vec<Effect> {
+    let mut out = Vec::new();
+    for run in &before.runs {
+        for o in &run.run.outputs {
+            let new_text = generated(after, &o.path)
+                .map(|(t, _)| t)
+                .unwrap_or_default();
+            let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
+                (o.text.split('\n').collect(), new_text.split('\n').collect());
+            for i in 0..old_lines.len().max(new_lines.len()) {
+                let (a, b) = (old_lines.get(i).copied(), new_lines.get(i).copied());
+                if a != b && !(o.path == output && i + 1 == line) {
+                    out.push(Effect {
+                        output: o.path.clone(),
+                        line: i + 1,
+                        old: a.unwrap_or_default().to_owned(),
+                        new: b.unwrap_or_default().to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Writes the plan's model file, atomically, and, when the patch also
+/// changes other lines of the edited output, that output as it will be
+/// generated (its one hand-edited line included); nothing else. With
+/// effects, only when `accept_effects`.
+///
+/// # Errors
+///
+/// Effects not accepted, other hand edits in the output that the patch
+/// would overwrite, or a file that cannot be written.
+pub fn apply_write_back(plan: &WriteBackPlan, accept_effects: bool) -> Result<(), WriteBackError> {
+    if !plan.effects.is_empty() && !accept_effects {
+        return Err(WriteBackError::Effects(plan.effects.len()));
+    }
+    if let Some((_, false)) = &plan.output_after {
+        return Err(WriteBackError::OtherEdits(plan.output.clone()));
+    }
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| WriteBackError::Io { path, source }
+    };
+    let dir = plan.model_file.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io(&plan.model_file))?;
+    std::io::Write::write_all(&mut file, plan.patched_text.as_bytes())
+        .map_err(io(&plan.model_file))?;
+    file.as_file().sync_all().map_err(io(&plan.model_file))?;
+    if let Ok(metadata) = std::fs::metadata(&plan.model_file) {
+        let _ = std::fs::set_permissions(file.path(), metadata.permissions());
+    }
+    file.persist(&plan.model_file)
+        .map_err(|e| io(&plan.model_file)(e.error))?;
+    if let Some((text, _)) = &plan.output_after {
+        let path = plan.out_dir.join(&plan.output);
+        crate::OutputDir::open(&plan.out_dir)
+            .and_then(|out| out.write(&plan.output, text.as_bytes()))
+            .map_err(io(&path))?;
+    }
+    Ok(())
+}
+
+/// A literal of the model: (element, property, value).
+pub type Literal = (String, String, String);
+
+/// The one change of the model that explains an edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    /// The element.
+    pub element: String,
+    /// The property.
+    pub property: String,
+    /// Its value now.
+    pub old: String,
+    /// The value that would print the edited line.
+    pub new: String,
+}
+
+/// Why no single literal explains an edit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unexplained {
+    /// The line was not changed.
+    #[error("the line is as generated: there is nothing to write back")]
+    Unchanged,
+    /// No value printed on the line covers the change.
+    #[error(
+        "no model value printed on this line covers the change: edit the model, or the template, by hand"
+    )]
+    Nothing,
+    /// Several values would explain it.
+    #[error("several model values would explain the edit: {}; edit the one you mean in the model", list(.0))]
+    Several(Vec<Literal>),
+    /// The change covers parts of several values.
+    #[error("the edit spans several model values ({}): change one at a time", list(.0))]
+    SpansSeveral(Vec<Literal>),
+}
+
+fn list(literals: &[Literal]) -> String {
+    literals
+        .iter()
+        .map(|(e, p, v)| format!("<{e}> <{p}> {v:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The one literal among `candidates` (the values of the elements the line
+/// is traced to) whose new value turns `generated` into `edited`.
+///
+/// # Errors
+///
+/// [`Unexplained`], saying why.
+pub fn explain(
+    generated: &str,
+    edited: &str,
+    candidates: &[Literal],
+) -> Result<Patch, Unexplained> {
+    if generated == edited {
+        return Err(Unexplained::Unchanged);
+    }
+    let g: Vec<char> = generated.chars().collect();
+    let e: Vec<char> = edited.chars().collect();
+    let prefix = g.iter().zip(&e).take_while(|(a, b)| a == b).count();
+    let room = g.len().min(e.len()) - prefix;
+    let suffix = g
+        .iter()
+        .rev()
+        .zip(e.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
+    // The change: g[prefix..g.len() - suffix] became e[prefix..e.len() - suffix].
+    let (from, to) = (prefix, g.len() - suffix);
+    let grown = e.len() as isize - g.len() as isize;
+    let mut patches: Vec<Patch> = Vec::new();
+    let mut touched: Vec<Literal> = Vec::new();
+    for (element, property, value) in candidates {
+        let v: Vec<char> = value.chars().collect();
+        if v.is_empty() || v.len() > g.len() {
+            continue;
+        }
+        for start in 0..=g.len() - v.len() {
+            if g[start..start + v.len()] != v[..] {
+                continue;
+            }
+            let end = start + v.len();
+            // Covers the whole change: its new value is what the edit left
+            // between the unchanged text around it.
+            if start <= from && end >= to {
+                let new_end = (end as isize + grown) as usize;
+                let new: String = e[start..new_end].iter().collect();
+                let patch = Patch {
+                    element: element.clone(),
+                    property: property.clone(),
+                    old: value.clone(),
+                    new,
+                };
+                if !patches.contains(&patch) {
+                    patches.push(patch);
+                }
+            } else if start < to.max(from + 1) && end > from {
+                let literal = (element.clone(), property.clone(), value.clone());
+                if !touched.contains(&literal) {
+                    touched.push(literal);
+                }
+            }
+        }
+    }
+    match patches.len() {
+        1 => Ok(patches.remove(0)),
+        0 if touched.len() > 1 => Err(Unexplained::SpansSeveral(touched)),
+        0 => Err(Unexplained::Nothing),
+        _ => Err(Unexplained::Several(
+            patches
+                .into_iter()
+                .map(|p| (p.element, p.property, p.old))
+                .collect(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (generated line, edited line, candidates, what explains it).
+    type Case<'a> = (&'a str, &'a str, &'a [Literal], Result<Patch, Unexplained>);
+
+    fn lit(e: &str, p: &str, v: &str) -> Literal {
+        (e.into(), p.into(), v.into())
+    }
+
+    #[test]
+    fn each_edit_is_explained_by_one_literal_or_refused_saying_why() {
+        let title = lit("urn:app", "label", "Chat");
+        let path = lit("urn:page", "path", "thread");
+        let page = lit("urn:page", "label", "Thread");
+        let same = lit("urn:other", "label", "Chat");
+        let candidates = [title.clone(), path.clone(), page.clone()];
+        let accented = [lit("urn:app", "label", "Chat")];
+        let twins = [title.clone(), same.clone()];
+        let patch = |l: &Literal, new: &str| Patch {
+            element: l.0.clone(),
+            property: l.1.clone(),
+            old: l.2.clone(),
+            new: new.into(),
+        };
+        let cases: Vec<Case<'_>> = vec![
+            // A word replaced, grown, shrunk, emptied.
+            (
+                "<h1>Chat</h1>",
+                "<h1>Talk</h1>",
+                &candidates,
+                Ok(patch(&title, "Talk")),
+            ),
+            (
+                "<h1>Chat</h1>",
+                "<h1>Chat room</h1>",
+                &candidates,
+                Ok(patch(&title, "Chat room")),
+            ),
+            (
+                "<h1>Chat</h1>",
+                "<h1>Ch</h1>",
+                &candidates,
+                Ok(patch(&title, "Ch")),
+            ),
+            (
+                "<h1>Chat</h1>",
+                "<h1></h1>",
+                &candidates,
+                Ok(patch(&title, "")),
+            ),
+            // Inside a longer line, the right one of two values.
+            (
+                "<a href=\"thread.html\">Thread</a>",
+                "<a href=\"thread.html\">Discussion</a>",
+                &candidates,
+                Ok(patch(&page, "Discussion")),
+            ),
+            (
+                "<a href=\"thread.html\">Thread</a>",
+                "<a href=\"threads.html\">Thread</a>",
+                &candidates,
+                Ok(patch(&path, "threads")),
+            ),
+            // Non-ASCII text around and in the change.
+            (
+                "<h1>Chat · é</h1>",
+                "<h1>Châteaux · é</h1>",
+                &accented,
+                Ok(patch(&title, "Châteaux")),
+            ),
+            (
+                "<h1>Chat</h1>",
+                "<h1>Chat</h1>",
+                &candidates,
+                Err(Unexplained::Unchanged),
+            ),
+            // Fixed text changed: no value covers it.
+            (
+                "<h1>Chat</h1>",
+                "<h2>Chat</h1>",
+                &candidates,
+                Err(Unexplained::Nothing),
+            ),
+            // Two elements print the same value on the line.
+            (
+                "<h1>Chat</h1>",
+                "<h1>Talk</h1>",
+                &twins,
+                Err(Unexplained::Several(vec![title.clone(), same.clone()])),
+            ),
+            // One edit across two values.
+            (
+                "<a href=\"thread.html\">Thread</a>",
+                "<a href=\"x.html\">Y</a>",
+                &candidates,
+                Err(Unexplained::SpansSeveral(vec![path.clone(), page.clone()])),
+            ),
+        ];
+        for (generated, edited, candidates, expected) in cases {
+            assert_eq!(
+                explain(generated, edited, candidates),
+                expected,
+                "{generated} -> {edited}"
+            );
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_values() {
+        let text =
+            Unexplained::Several(vec![lit("urn:a", "urn:p", "X"), lit("urn:b", "urn:p", "X")])
+                .to_string();
+        assert!(
+            text.contains("<urn:a> <urn:p> \"X\", <urn:b> <urn:p> \"X\""),
+            "{text}"
+        );
+    }
+}

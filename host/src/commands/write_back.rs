@@ -1,0 +1,85 @@
+//! `seams write-back`.
+
+use seams_core::{GenerateOptions, Wait, apply_write_back, generate, plan_write_back};
+
+use crate::io::{EXIT_OK, FormatArg, Io, ProjectArg, in_project};
+
+/// Write a hand edit of an output line back into the model: the one literal change that gives the edit back.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The edited output (relative to the project or its output directory), optionally with :LINE.
+    #[arg(value_name = "OUTPUT[:LINE]")]
+    target: String,
+    #[command(flatten)]
+    project: ProjectArg,
+    /// Write the patch into the model file, then generate, so that the output is recorded as generated again.
+    #[arg(long)]
+    apply: bool,
+    /// With --apply: apply even though the patch changes other lines too (listed first).
+    #[arg(long, requires = "apply")]
+    accept_effects: bool,
+    #[command(flatten)]
+    format: FormatArg,
+}
+
+pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
+    let format = args.format.format;
+    let mut shown = String::new();
+    let result = in_project(&args.project.project, |project, runtime| {
+        let plan = plan_write_back(project, runtime, &args.target)?;
+        shown = plan.to_text(&project.root);
+        let mut written = Vec::new();
+        if args.apply {
+            apply_write_back(&plan, args.accept_effects)?;
+            let options = GenerateOptions {
+                wait: Wait::Block,
+                ..GenerateOptions::default()
+            };
+            written = generate(project, runtime, &options)?.written;
+        }
+        Ok((plan, written))
+    });
+    match result {
+        Ok((plan, written)) => {
+            let model_file = plan.model_file.display().to_string();
+            io.finish(
+                format,
+                || {
+                    let mut text = shown.clone();
+                    if args.apply {
+                        text.push_str(&format!("wrote {model_file}\n"));
+                        for w in &written {
+                            text.push_str(&format!("wrote {w}\n"));
+                        }
+                    } else {
+                        text.push_str("nothing written: pass --apply to write the patch\n");
+                    }
+                    text
+                },
+                || {
+                    serde_json::json!({
+                        "output": plan.output,
+                        "line": plan.line,
+                        "element": plan.patch.element,
+                        "property": plan.patch.property,
+                        "old": plan.patch.old,
+                        "new": plan.patch.new,
+                        "model_file": model_file,
+                        "diff": plan.diff.iter().map(|(l, o, n)| serde_json::json!({"line": l, "old": o, "new": n})).collect::<Vec<_>>(),
+                        "effects": plan.effects.iter().map(|e| serde_json::json!({"output": e.output, "line": e.line, "old": e.old, "new": e.new})).collect::<Vec<_>>(),
+                        "applied": args.apply,
+                        "written": written,
+                    })
+                },
+                EXIT_OK,
+            )
+        }
+        Err(e) => {
+            // A plan refused for its effects is shown before the refusal.
+            if !shown.is_empty() {
+                let _ = io.out.write_all(shown.as_bytes());
+            }
+            io.fail(format, "write-back", e)
+        }
+    }
+}
