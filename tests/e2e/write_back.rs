@@ -130,6 +130,8 @@ fn each_refusal_says_why_and_writes_nothing() {
             "the edit spans several model values",
         ),
     ];
+    // Every refusal's message, in order, for the snapshot.
+    let mut messages = String::new();
     for (line, text, suffix, why) in cases {
         let p = edited(line, text);
         let before = model(&p);
@@ -141,6 +143,7 @@ fn each_refusal_says_why_and_writes_nothing() {
         assert_eq!(run.code, 1, "{why}: {run:?}");
         assert!(run.stderr.contains(why), "{why}: {}", run.stderr);
         assert_eq!(model(&p), before, "{why}");
+        messages.push_str(&run.stderr);
     }
     // Not edited at all.
     let p = seams_tests::chat_project();
@@ -152,6 +155,7 @@ fn each_refusal_says_why_and_writes_nothing() {
         "{}",
         run.stderr
     );
+    messages.push_str(&run.stderr);
     // A line added.
     let page = p.path().join("out/thread.html");
     let text = std::fs::read_to_string(&page).unwrap();
@@ -163,4 +167,6 @@ fn each_refusal_says_why_and_writes_nothing() {
         "{}",
         run.stderr
     );
+    messages.push_str(&run.stderr);
+    insta::assert_snapshot!("write_back_refusals", messages);
 }
