@@ -149,6 +149,12 @@ fn bad_answers_and_provider_failures_are_refused_with_nothing_written() {
     assert_refused(&p, "empty", &once, &["answered with nothing"]);
     assert_refused(
         &p,
+        "huge",
+        &once,
+        &["answered more than 4194304 bytes; seams reads no more"],
+    );
+    assert_refused(
+        &p,
         "hang",
         &["--retries", "0", "--timeout", "1"],
         &["did not answer within 1 s and was stopped"],

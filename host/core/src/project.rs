@@ -448,6 +448,15 @@ impl Project {
     pub fn output_path(&self) -> PathBuf {
         self.root.join(&self.output_dir)
     }
+
+    /// An output as a user names it (relative to the project, or to the
+    /// output directory) as the posix path inside the output directory.
+    pub(crate) fn output_relative(&self, output: &str) -> String {
+        Path::new(output)
+            .strip_prefix(&self.output_dir)
+            .map(posix)
+            .unwrap_or_else(|_| output.to_owned())
+    }
 }
 
 /// A path written in the manifest must stay inside the project.

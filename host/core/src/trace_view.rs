@@ -179,10 +179,7 @@ pub fn trace_view(
     line: Option<usize>,
 ) -> Result<TraceView, TraceViewError> {
     let out_dir = project.output_path();
-    let rel = Path::new(output)
-        .strip_prefix(&project.output_dir)
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
-        .unwrap_or_else(|_| output.to_owned());
+    let rel = project.output_relative(output);
     let out_shown = crate::project::posix(&project.output_dir);
     if let Some(traced) = output.strip_suffix(SIDECAR_SUFFIX) {
         return Err(TraceViewError::IsSidecar {

@@ -245,10 +245,7 @@ pub fn plan_write_back(
     target: &str,
 ) -> Result<WriteBackPlan, WriteBackError> {
     let (output, line) = parse_target(target);
-    let rel = Path::new(output)
-        .strip_prefix(&project.output_dir)
-        .map(posix)
-        .unwrap_or_else(|_| output.to_owned());
+    let rel = project.output_relative(output);
     let on_disk = std::fs::read_to_string(project.output_path().join(&rel))
         .map_err(|_| WriteBackError::NoOutput(output.to_owned()))?;
     let lock =
