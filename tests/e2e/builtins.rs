@@ -57,7 +57,7 @@ const KNOWN_GAPS: &[KnownGap] = &[
         generator: "fastapi",
         example: "chat",
         output: "app.py",
-        line: 257,
+        line: 270,
         term: "chat:send_message",
         reason: UNREAD_SUBMIT_EVENT,
     },

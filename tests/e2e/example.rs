@@ -206,7 +206,8 @@ fn every_non_blank_line_has_a_template_origin(example: &str) {
         }
         traced += 1;
     }
-    // htmx pages and app.js, app.py, requirements.txt and docker-compose.yml.
+    // htmx pages, app.js, htmx.min.js and htmx.LICENSE, app.py,
+    // requirements.txt and docker-compose.yml.
     let pages = if example == "chat" { 2 } else { 3 };
-    assert_eq!(traced, pages + 4, "{example}");
+    assert_eq!(traced, pages + 6, "{example}");
 }

@@ -6,11 +6,15 @@
 use seams_tests::{FUTURE_WASM, HOSTILE_WASM, OTHER_WORLD_WASM, TempProject, repo_root, seams};
 
 /// What the htmx built-in writes for the chat model.
-const HTMX_OUTPUTS: [&str; 6] = [
+const HTMX_OUTPUTS: [&str; 10] = [
     "app.js",
     "app.js.trace.json",
     "conversations.html",
     "conversations.html.trace.json",
+    "htmx.LICENSE",
+    "htmx.LICENSE.trace.json",
+    "htmx.min.js",
+    "htmx.min.js.trace.json",
     "thread.html",
     "thread.html.trace.json",
 ];

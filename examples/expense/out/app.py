@@ -188,6 +188,19 @@ def script() -> FileResponse:
     return FileResponse(HERE / "app.js", media_type="text/javascript")
 
 
+@app.get("/htmx.min.js", include_in_schema=False)
+def htmx() -> FileResponse:
+    """htmx itself, pinned and written by the htmx generator: the pages load
+    nothing from the internet."""
+    return FileResponse(HERE / "htmx.min.js", media_type="text/javascript")
+
+
+@app.get("/htmx.LICENSE", include_in_schema=False)
+def htmx_licence() -> FileResponse:
+    """htmx's licence, shipped beside it."""
+    return FileResponse(HERE / "htmx.LICENSE", media_type="text/plain")
+
+
 @app.get("/reports.html", include_in_schema=False)
 def page_reports() -> FileResponse:
     """The reports.html page, written by the htmx generator."""

@@ -2,7 +2,8 @@
 //! with its lists (loaded with `hx-get` and reloaded when their entity
 //! changes), its forms (posted with `hx-post`) and its navigation flows as
 //! links, every page in one shared layout that loads one shared script
-//! (`app.js`). The routes are the ones the
+//! (`app.js`) and htmx, which it writes too (`htmx.min.js`, pinned, with
+//! its licence). The routes are the ones the
 //! fastapi generator serves. See `vocabulary/ui.ttl`.
 
 mod extract;
@@ -14,6 +15,13 @@ use extract::{NavItem, Page, Title, View};
 
 /// The pages' shared script: an output and the template that writes it.
 const SCRIPT: &str = "app.js";
+
+/// htmx itself (2.0.4, as published on npm as `htmx.org`) and its licence
+/// (0BSD), written beside the pages so that they load nothing from the
+/// internet; `layout.html` pins the script's sha384 in its `integrity`.
+/// Both are templates without a tag, so that every line is traced to its
+/// source like any other output.
+const HTMX: [&str; 2] = ["htmx.min.js", "htmx.LICENSE"];
 
 pub(crate) struct Htmx;
 
@@ -33,6 +41,8 @@ impl Generator for Htmx {
             "list.html",
             "form.html",
             "app.js",
+            "htmx.min.js",
+            "htmx.LICENSE",
         ])
     }
 
@@ -60,9 +70,19 @@ impl Generator for Htmx {
                 ))
             })
             .chain([Ok(script)])
+            .chain(HTMX.map(|name| {
+                Ok(File::rendered(
+                    name,
+                    seams_sdk::render(name, &NoContext {})?,
+                ))
+            }))
             .collect()
     }
 }
+
+/// What htmx and its licence see: nothing.
+#[derive(Serialize)]
+struct NoContext {}
 
 /// What `app.js` sees.
 #[derive(Serialize)]

@@ -188,6 +188,19 @@ def script() -> FileResponse:  [fixed]
     return FileResponse(HERE / "app.js", media_type="text/javascript")  [fixed]
 
 
+@app.get("/htmx.min.js", include_in_schema=False)  [fixed]
+def htmx() -> FileResponse:  [fixed]
+    """htmx itself, pinned and written by the htmx generator: the pages load  [fixed]
+    nothing from the internet."""  [fixed]
+    return FileResponse(HERE / "htmx.min.js", media_type="text/javascript")  [fixed]
+
+
+@app.get("/htmx.LICENSE", include_in_schema=False)  [fixed]
+def htmx_licence() -> FileResponse:  [fixed]
+    """htmx's licence, shipped beside it."""  [fixed]
+    return FileResponse(HERE / "htmx.LICENSE", media_type="text/plain")  [fixed]
+
+
 @app.get("/reports.html", include_in_schema=False)  [graph: exp:reports_page]
 def page_reports() -> FileResponse:  [graph: exp:reports_page]
     """The reports.html page, written by the htmx generator."""  [graph: exp:reports_page]
