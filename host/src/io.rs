@@ -169,14 +169,20 @@ pub(crate) fn registry(project_root: &Path) -> Registry {
     Registry::new(Settings::from_env(blob_cache_dir(project_root)))
 }
 
+/// What the command line adds to a loaded project: the registry client and
+/// the shared build directory.
+pub(crate) fn prepare(project: &mut Project) {
+    project.registry = Some(registry(&project.root));
+    project.build_dir = build_dir();
+}
+
 /// Loads the project and the runtime and runs `command`.
 pub(crate) fn in_project<T>(
     dir: &Path,
     command: impl FnOnce(&Project, &Runtime) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let mut project = Project::load(dir).map_err(GenerateError::from)?;
-    project.registry = Some(registry(&project.root));
-    project.build_dir = build_dir();
+    prepare(&mut project);
     let runtime = Runtime::with_stack(cache_dir(), project.limits.stack_bytes)?;
     command(&project, &runtime)
 }

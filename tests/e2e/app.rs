@@ -42,10 +42,10 @@ fn python() -> PathBuf {
 
 /// A uvicorn process, killed and reaped when dropped, so no test leaves
 /// one behind, failed or not.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    log: PathBuf,
-    base: String,
+    pub(crate) log: PathBuf,
+    pub(crate) base: String,
 }
 
 impl Drop for Server {
@@ -57,7 +57,7 @@ impl Drop for Server {
 
 impl Server {
     /// Starts `app.py` in `dir` on a free loopback port.
-    fn start(dir: &Path) -> Server {
+    pub(crate) fn start(dir: &Path) -> Server {
         let python = python();
         Server::listen(dir, "uvicorn", |port| {
             let mut command = Command::new(&python);
@@ -72,7 +72,7 @@ impl Server {
 
     /// Starts the server `command(port)` runs, on a free loopback port,
     /// logging to a file in `dir`; returns once it accepts connections.
-    fn listen(dir: &Path, name: &str, command: impl Fn(u16) -> Command) -> Server {
+    pub(crate) fn listen(dir: &Path, name: &str, command: impl Fn(u16) -> Command) -> Server {
         for _ in 0..3 {
             // The port is free now; another process may take it before the
             // server binds, in which case it exits and we try again.
@@ -190,7 +190,7 @@ fn form(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// A copy of an example's outputs (sidecars left out) to run the app in,
 /// so nothing is written next to the committed files.
-fn app_dir(example: &str) -> (tempfile::TempDir, BTreeMap<String, String>) {
+pub(crate) fn app_dir(example: &str) -> (tempfile::TempDir, BTreeMap<String, String>) {
     let out = repo_root().join("examples").join(example).join("out");
     let dir = tempfile::tempdir().unwrap();
     let mut pages = BTreeMap::new();

@@ -4,6 +4,7 @@
 
 pub mod html;
 pub mod registry;
+pub mod webdriver;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

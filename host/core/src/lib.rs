@@ -66,7 +66,7 @@ pub use trace_view::{
 };
 pub use write_back::{
     Effect, Patch, Unexplained, WriteBackError, WriteBackPlan, apply_write_back, explain,
-    plan_write_back,
+    plan_line_edit, plan_write_back,
 };
 
 /// Hooks for seams' own tests; not part of the stable API.

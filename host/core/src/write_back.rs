@@ -245,9 +245,60 @@ pub fn plan_write_back(
     target: &str,
 ) -> Result<WriteBackPlan, WriteBackError> {
     let (output, line) = parse_target(target);
+    let on_disk = read_output(project, output)?;
+    plan_edited(project, runtime, output, line, &on_disk)
+}
+
+/// Plans writing back `text` as the new text of line `line` of `output`,
+/// an edit made elsewhere than in the file (the viewer's form): as
+/// [`plan_write_back`] on the output with that line replaced. Reads,
+/// writes nothing.
+///
+/// # Errors
+///
+/// [`WriteBackError`], saying why; a text with a line break, or a line
+/// the file does not have, is a [`WriteBackError::Line`].
+pub fn plan_line_edit(
+    project: &Project,
+    runtime: &Runtime,
+    output: &str,
+    line: usize,
+    text: &str,
+) -> Result<WriteBackPlan, WriteBackError> {
+    let on_disk = read_output(project, output)?;
+    let line_error = |why: &str| WriteBackError::Line {
+        output: output.to_owned(),
+        line,
+        why: why.to_owned(),
+    };
+    if text.contains(['\n', '\r']) {
+        return Err(line_error(
+            "the new text holds a line break; write-back takes edits within one line",
+        ));
+    }
+    let mut lines: Vec<&str> = on_disk.split('\n').collect();
+    match line.checked_sub(1).and_then(|i| lines.get_mut(i)) {
+        Some(slot) => *slot = text,
+        None => return Err(line_error("the file has no such line")),
+    }
+    plan_edited(project, runtime, output, Some(line), &lines.join("\n"))
+}
+
+fn read_output(project: &Project, output: &str) -> Result<String, WriteBackError> {
     let rel = project.output_relative(output);
-    let on_disk = std::fs::read_to_string(project.output_path().join(&rel))
-        .map_err(|_| WriteBackError::NoOutput(output.to_owned()))?;
+    std::fs::read_to_string(project.output_path().join(&rel))
+        .map_err(|_| WriteBackError::NoOutput(output.to_owned()))
+}
+
+/// Plans writing back `on_disk`, the edited text of `output`.
+fn plan_edited(
+    project: &Project,
+    runtime: &Runtime,
+    output: &str,
+    line: Option<usize>,
+    on_disk: &str,
+) -> Result<WriteBackPlan, WriteBackError> {
+    let rel = project.output_relative(output);
     let lock =
         read_lock(project)?.ok_or_else(|| WriteBackError::NotGenerated(output.to_owned()))?;
     let locked_path = format!("{}/{rel}", posix(&project.output_dir));

@@ -55,7 +55,17 @@ pub enum Unwritable {
 /// Every string literal `text` writes as the object of a named subject,
 /// in order.
 pub fn literals(text: &str) -> Vec<WrittenLiteral> {
-    Scanner::new(text).run()
+    Scanner::new(text).run().found
+}
+
+/// The 1-based line on which `text` first writes `iri` as the subject of
+/// a statement: where the file defines that element.
+pub fn subject_line(text: &str, iri: &str) -> Option<usize> {
+    Scanner::new(text)
+        .run()
+        .subjects
+        .into_iter()
+        .find_map(|(subject, line)| (subject == iri).then_some(line))
 }
 
 /// `text` with the one literal `subject predicate value` written with
@@ -191,6 +201,8 @@ struct Scanner<'a> {
     /// Collections open: their members are nobody's values.
     lists: usize,
     found: Vec<WrittenLiteral>,
+    /// Each statement's named subject, with its line.
+    subjects: Vec<(String, usize)>,
 }
 
 impl<'a> Scanner<'a> {
@@ -208,6 +220,7 @@ impl<'a> Scanner<'a> {
             outer: Vec::new(),
             lists: 0,
             found: Vec::new(),
+            subjects: Vec::new(),
         }
     }
 
@@ -220,6 +233,9 @@ impl<'a> Scanner<'a> {
     fn term(&mut self, term: Option<String>) {
         match self.frame.expect {
             Expect::Subject => {
+                if let (Some(subject), true) = (&term, self.outer.is_empty()) {
+                    self.subjects.push((subject.clone(), self.line));
+                }
                 self.frame.subject = term;
                 self.frame.expect = Expect::Predicate;
             }
@@ -292,7 +308,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn run(mut self) -> Vec<WrittenLiteral> {
+    fn run(mut self) -> Self {
         let bytes = self.text.as_bytes();
         while self.at < bytes.len() {
             let b = bytes[self.at];
@@ -368,7 +384,7 @@ impl<'a> Scanner<'a> {
                 _ => self.skip(1),
             }
         }
-        self.found
+        self
     }
 
     /// After a string: `^^datatype` and `@lang` belong to it.
@@ -466,6 +482,23 @@ ex:d rdfs:label "Chat" .
 
     const LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
     const UI: &str = "https://w3id.org/seams/ui#";
+
+    #[test]
+    fn an_element_is_defined_where_it_first_is_a_subject() {
+        // ex:a and ex:b are objects first (line 7); a blank node's
+        // predicate is no subject.
+        let table = [
+            ("app", Some(6)),
+            ("a", Some(10)),
+            ("b", Some(13)),
+            ("c", Some(17)),
+            ("nowhere", None),
+        ];
+        for (local, line) in table {
+            assert_eq!(subject_line(TEXT, &x(local)), line, "{local}");
+        }
+        assert_eq!(subject_line(TEXT, &format!("{UI}part")), None);
+    }
 
     #[test]
     fn every_string_a_named_subject_holds_is_found_with_its_place() {

@@ -67,6 +67,8 @@ enum Command {
     Trace(commands::trace::Args),
     /// Write a hand edit of an output line back into the model as the one literal change that gives it back.
     WriteBack(commands::write_back::Args),
+    /// Open the generation viewer: the project's outputs, traces, check state and write-back, in the browser.
+    Serve(commands::serve::Args),
     /// Print a completion script for SHELL (e.g. `seams completions bash > /etc/bash_completion.d/seams`).
     Completions {
         /// The shell.
@@ -169,6 +171,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::View(args) => commands::view::run(&mut io, args),
         Command::Trace(args) => commands::trace::run(&mut io, args),
         Command::WriteBack(args) => commands::write_back::run(&mut io, args),
+        Command::Serve(args) => commands::serve::run(&mut io, args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "seams", io.out);
             EXIT_OK

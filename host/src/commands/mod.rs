@@ -10,6 +10,7 @@ pub(crate) mod init;
 pub(crate) mod inspect;
 pub(crate) mod new_generator;
 pub(crate) mod publish;
+pub(crate) mod serve;
 pub(crate) mod test_generator;
 pub(crate) mod trace;
 pub(crate) mod view;
