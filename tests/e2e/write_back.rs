@@ -160,7 +160,18 @@ fn each_refusal_says_why_and_writes_nothing() {
     let page = p.path().join("out/thread.html");
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::write(&page, format!("<!-- mine -->\n{text}")).unwrap();
+    // As a block, which no model change prints; as a line, which it is
+    // not.
     let run = seams_in(p.path(), &["write-back", "out/thread.html"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("adding lines 1-1: no single model change gives this edit back"),
+        "{}",
+        run.stderr
+    );
+    messages.push_str(&run.stderr);
+    let run = seams_in(p.path(), &["write-back", "out/thread.html:1"]);
     assert_eq!(run.code, 1);
     assert!(
         run.stderr.contains("adds or removes lines"),
@@ -169,4 +180,157 @@ fn each_refusal_says_why_and_writes_nothing() {
     );
     messages.push_str(&run.stderr);
     insta::assert_snapshot!("write_back_refusals", messages);
+}
+
+/// A generated copy of `example` with the lines of `out/<output>` changed
+/// by `edit`.
+fn block_edited(example: &str, output: &str, edit: impl FnOnce(&mut Vec<String>)) -> TempProject {
+    let p = seams_tests::example_project(example);
+    assert_eq!(seams_in(p.path(), &["generate"]).code, 0);
+    let page = p.path().join("out").join(output);
+    let text = std::fs::read_to_string(&page).unwrap();
+    let mut lines: Vec<String> = text.split('\n').map(str::to_owned).collect();
+    edit(&mut lines);
+    std::fs::write(&page, lines.join("\n")).unwrap();
+    p
+}
+
+/// The structural edits of both examples: a form field's two lines.
+/// (example, output, the field's label line, its label, its element)
+const FIELDS: [(&str, &str, usize, &str, &str); 2] = [
+    (
+        "chat",
+        "thread.html",
+        37,
+        "Your name",
+        "https://example.org/chat#author_field",
+    ),
+    (
+        "expense",
+        "report.html",
+        38,
+        "Description",
+        "https://example.org/expense#description_field",
+    ),
+];
+
+/// PutGet after an applied write-back: the output is the edit, and the
+/// project is clean.
+fn assert_put_get(p: &TempProject, output: &str, edited: &str) {
+    let now = std::fs::read_to_string(p.path().join("out").join(output)).unwrap();
+    assert_eq!(now, edited, "{output}");
+    let check = seams_in(p.path(), &["check"]);
+    assert_eq!(check.code, 0, "{output}: {check:?}");
+}
+
+#[test]
+fn a_removed_form_field_is_written_back_as_its_element_removed() {
+    for (example, output, line, label, element) in FIELDS {
+        let p = block_edited(example, output, |lines| {
+            lines.drain(line - 1..line + 1);
+        });
+        let edited = std::fs::read_to_string(p.path().join("out").join(output)).unwrap();
+        let before = model(&p);
+        let target = format!("out/{output}");
+        let plan = seams_in(p.path(), &["write-back", &target]);
+        assert_eq!(plan.code, 0, "{example}: {plan:?}");
+        assert!(
+            plan.stdout.contains(&format!(
+                "{output}:{line}: 2 removed line(s): <{element}> removed\n"
+            )),
+            "{example}: {}",
+            plan.stdout
+        );
+        assert!(plan.stdout.contains("nothing written"), "{}", plan.stdout);
+        assert_eq!(model(&p), before, "a plan writes nothing");
+
+        let applied = seams_in(
+            p.path(),
+            &["write-back", &target, "--apply", "--accept-effects"],
+        );
+        assert_eq!(applied.code, 0, "{example}: {applied:?}");
+        let after = model(&p);
+        // The element's statement and its place in the form's list are
+        // gone; every other line of the model file is as it was.
+        let local = element.rsplit_once('#').unwrap().1;
+        assert!(before.contains(local) && !after.contains(local), "{after}");
+        assert!(before.contains(&format!("\"{label}\"")), "{example}");
+        let (kept, gone): (Vec<&str>, Vec<&str>) =
+            before.lines().partition(|l| after.lines().any(|a| a == *l));
+        assert!(gone.len() <= 8, "{example}: {gone:?}");
+        assert!(kept.len() > before.lines().count() - 9, "{example}");
+        assert_put_get(&p, output, &edited);
+    }
+}
+
+#[test]
+fn an_added_form_field_is_written_back_as_a_copy_of_its_sibling() {
+    for (example, output, line, label, element) in FIELDS {
+        let p = block_edited(example, output, |lines| {
+            let block: Vec<String> = lines[line - 1..line + 1]
+                .iter()
+                .map(|l| l.replace(&format!(">{label}<"), ">Nickname<"))
+                .collect();
+            for (i, l) in block.into_iter().enumerate() {
+                lines.insert(line + 1 + i, l);
+            }
+        });
+        let edited = std::fs::read_to_string(p.path().join("out").join(output)).unwrap();
+        let before = model(&p);
+        let target = format!("out/{output}");
+        let applied = seams_in(
+            p.path(),
+            &["write-back", &target, "--apply", "--accept-effects"],
+        );
+        assert_eq!(applied.code, 0, "{example}: {applied:?}");
+        assert!(
+            applied.stdout.contains(&format!(
+                "2 added line(s): a new element <{element}_2>, a copy of <{element}> labelled \"Nickname\""
+            )),
+            "{example}: {}",
+            applied.stdout
+        );
+        // The copy is appended; everything before it is byte for byte.
+        let after = model(&p);
+        assert!(after.starts_with(&before), "{example}: {after}");
+        assert!(
+            after[before.len()..].contains(&format!(
+                "<{element}_2> <http://www.w3.org/2000/01/rdf-schema#label> \"Nickname\" ."
+            )),
+            "{example}: {after}"
+        );
+        assert_put_get(&p, output, &edited);
+    }
+}
+
+#[test]
+fn a_block_edit_that_no_model_change_gives_back_is_refused_writing_nothing() {
+    // A line no element printed, added; and a block added while a line
+    // changed.
+    let p = block_edited("chat", "thread.html", |lines| {
+        lines.insert(40, "      <p>Typed by hand</p>".to_owned());
+    });
+    let before = model(&p);
+    let refused = seams_in(p.path(), &["write-back", "out/thread.html", "--apply"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains(
+            "thread.html: adding lines 41-41: no single model change gives this edit back"
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(model(&p), before);
+
+    let p = block_edited("chat", "thread.html", |lines| {
+        lines[33] = "      <h3>New post</h3>".to_owned();
+        lines.insert(40, "      <p>Typed by hand</p>".to_owned());
+    });
+    let mixed = seams_in(p.path(), &["write-back", "out/thread.html"]);
+    assert_eq!(mixed.code, 1, "{mixed:?}");
+    assert!(
+        mixed
+            .stderr
+            .contains("lines were changed as well as added or removed"),
+        "{mixed:?}"
+    );
 }

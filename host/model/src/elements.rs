@@ -184,6 +184,46 @@ impl Model {
         found.into_iter().collect()
     }
 
+    /// Every triple of `iri` as subject, then every triple whose named
+    /// subject points at it, as N-Triples lines (each valid Turtle), in a
+    /// stable order; `None` when one holds a blank node, which has no name
+    /// to write it by.
+    pub fn ntriples_about(&self, iri: &str) -> Option<String> {
+        let node = NamedNode::new(iri).ok()?;
+        let mut own: Vec<String> = Vec::new();
+        for quad in self
+            .store()
+            .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
+            .filter_map(Result::ok)
+        {
+            if matches!(quad.object, Term::BlankNode(_)) {
+                return None;
+            }
+            own.push(format!(
+                "{} {} {} .",
+                quad.subject, quad.predicate, quad.object
+            ));
+        }
+        let mut pointing: Vec<String> = Vec::new();
+        for quad in self
+            .store()
+            .quads_for_pattern(None, None, Some(node.as_ref().into()), None)
+            .filter_map(Result::ok)
+        {
+            if !matches!(quad.subject, Subject::NamedNode(_)) {
+                return None;
+            }
+            pointing.push(format!(
+                "{} {} {} .",
+                quad.subject, quad.predicate, quad.object
+            ));
+        }
+        own.sort();
+        pointing.sort();
+        own.extend(pointing);
+        Some(own.join("\n") + "\n")
+    }
+
     /// The `rdfs:comment`s the model gives for the properties and classes
     /// `subjects` use, as (term, comment), sorted.
     pub fn term_comments(&self, subjects: &[String]) -> Vec<(String, String)> {

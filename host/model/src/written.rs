@@ -40,6 +40,20 @@ pub enum Unwritable {
         /// The predicate.
         predicate: String,
     },
+    /// The element is the only value of a property that another element
+    /// writes: removing the reference would leave a statement without its
+    /// object.
+    #[error(
+        "<{subject}> <{predicate}> has <{object}> as its only value here; remove that line by hand"
+    )]
+    SoleValue {
+        /// The element that points at it.
+        subject: String,
+        /// The property.
+        predicate: String,
+        /// The element removed.
+        object: String,
+    },
     /// The file writes it more than once.
     #[error("the file writes this value of <{subject}> <{predicate}> {} times (lines {}); change it by hand", lines.len(), lines.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))]
     Several {
@@ -56,6 +70,77 @@ pub enum Unwritable {
 /// in order.
 pub fn literals(text: &str) -> Vec<WrittenLiteral> {
     Scanner::new(text).run().found
+}
+
+/// `text` without the element `iri`: every statement it is the subject
+/// of, and its place in every object list that names it, with the comma
+/// that separated it; every other byte unchanged. `None` when the text
+/// does not write it.
+///
+/// # Errors
+///
+/// The element is the only object of a property another statement
+/// writes ([`Unwritable::SoleValue`]).
+pub fn remove_element(text: &str, iri: &str) -> Result<Option<String>, Unwritable> {
+    let scanned = Scanner::new(text).run();
+    let bytes = text.as_bytes();
+    let mut cuts: Vec<Range<usize>> = Vec::new();
+    for (_, span) in scanned.statements.iter().filter(|(s, _)| s == iri) {
+        // The whole lines the statement fills, with its line break.
+        let mut start = span.start;
+        while start > 0 && matches!(bytes[start - 1], b' ' | b'\t') {
+            start -= 1;
+        }
+        if start > 0 && bytes[start - 1] != b'\n' {
+            start = span.start;
+        }
+        let mut end = span.end;
+        while end < bytes.len() && matches!(bytes[end], b' ' | b'\t') {
+            end += 1;
+        }
+        if end < bytes.len() && bytes[end] == b'\n' {
+            end += 1;
+        }
+        cuts.push(start..end);
+    }
+    for object in scanned.objects.iter().filter(|o| o.iri == iri) {
+        if cuts.iter().any(|c| c.contains(&object.span.start)) {
+            continue;
+        }
+        let before = text[..object.span.start].trim_end();
+        let after = &text[object.span.end..];
+        let after_at = object.span.end + (after.len() - after.trim_start().len());
+        if let Some(list) = before.strip_suffix(',') {
+            // From the end of the previous object: `a , b .` becomes `a .`.
+            cuts.push(list.trim_end().len()..object.span.end);
+        } else if text[after_at..].starts_with(',') {
+            let rest = &text[after_at + 1..];
+            let spaces = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+            cuts.push(object.span.start..after_at + 1 + spaces);
+        } else {
+            return Err(Unwritable::SoleValue {
+                subject: object.subject.clone(),
+                predicate: object.predicate.clone(),
+                object: iri.to_owned(),
+            });
+        }
+    }
+    if cuts.is_empty() {
+        return Ok(None);
+    }
+    cuts.sort_by_key(|c| c.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for cut in cuts {
+        if cut.start >= at {
+            out.push_str(&text[at..cut.start]);
+            at = cut.end;
+        } else {
+            at = at.max(cut.end);
+        }
+    }
+    out.push_str(&text[at..]);
+    Ok(Some(out))
 }
 
 /// The 1-based line on which `text` first writes `iri` as the subject of
@@ -203,6 +288,22 @@ struct Scanner<'a> {
     found: Vec<WrittenLiteral>,
     /// Each statement's named subject, with its line.
     subjects: Vec<(String, usize)>,
+    /// Where the statement being read starts, when its subject is named.
+    statement_start: Option<usize>,
+    /// Each statement with a named subject: the subject and the bytes from
+    /// it to the final dot.
+    statements: Vec<(String, Range<usize>)>,
+    /// Each IRI written as the object of a named subject.
+    objects: Vec<WrittenObject>,
+}
+
+/// An IRI written as the object of a named subject.
+#[derive(Debug, Clone)]
+struct WrittenObject {
+    subject: String,
+    predicate: String,
+    iri: String,
+    span: Range<usize>,
 }
 
 impl<'a> Scanner<'a> {
@@ -221,6 +322,9 @@ impl<'a> Scanner<'a> {
             lists: 0,
             found: Vec::new(),
             subjects: Vec::new(),
+            statement_start: None,
+            statements: Vec::new(),
+            objects: Vec::new(),
         }
     }
 
@@ -228,13 +332,14 @@ impl<'a> Scanner<'a> {
         advance(self.text, &mut self.at, &mut self.line, len);
     }
 
-    /// A term where the statement expects one: `None` for a blank node or
-    /// a term that cannot be expanded.
-    fn term(&mut self, term: Option<String>) {
+    /// A term where the statement expects one, written at `span`: `None`
+    /// for a blank node or a term that cannot be expanded.
+    fn term(&mut self, term: Option<String>, span: Range<usize>) {
         match self.frame.expect {
             Expect::Subject => {
                 if let (Some(subject), true) = (&term, self.outer.is_empty()) {
                     self.subjects.push((subject.clone(), self.line));
+                    self.statement_start = Some(span.start);
                 }
                 self.frame.subject = term;
                 self.frame.expect = Expect::Predicate;
@@ -243,11 +348,29 @@ impl<'a> Scanner<'a> {
                 self.frame.predicate = term;
                 self.frame.expect = Expect::Object;
             }
-            Expect::Object => {}
+            Expect::Object => {
+                if self.outer.is_empty()
+                    && self.lists == 0
+                    && let (Some(iri), Some(subject), Some(predicate)) =
+                        (term, &self.frame.subject, &self.frame.predicate)
+                {
+                    self.objects.push(WrittenObject {
+                        subject: subject.clone(),
+                        predicate: predicate.clone(),
+                        iri,
+                        span,
+                    });
+                }
+            }
         }
     }
 
     fn end_statement(&mut self) {
+        if let (Some(start), Some(subject)) = (self.statement_start.take(), &self.frame.subject)
+            && self.outer.is_empty()
+        {
+            self.statements.push((subject.clone(), start..self.at));
+        }
         self.outer.clear();
         self.lists = 0;
         self.frame = Frame {
@@ -337,8 +460,9 @@ impl<'a> Scanner<'a> {
                 b'<' => {
                     let (iri, len) = iri_at(&self.text[self.at..]);
                     let iri = iri.to_owned();
+                    let span = self.at..self.at + len;
                     self.skip(len);
-                    self.term(Some(iri));
+                    self.term(Some(iri), span);
                 }
                 b';' => {
                     self.skip(1);
@@ -373,7 +497,7 @@ impl<'a> Scanner<'a> {
                     self.skip(1);
                     self.lists = self.lists.saturating_sub(1);
                     if self.lists == 0 {
-                        self.term(None);
+                        self.term(None, self.at..self.at);
                     }
                 }
                 b'{' | b'}' => {
@@ -438,16 +562,17 @@ impl<'a> Scanner<'a> {
         if lower == "graph" {
             return;
         }
+        let span = start..self.at;
         if word.starts_with("_:") {
-            self.term(None);
+            self.term(None, span);
         } else if word == "a" && self.frame.expect == Expect::Predicate {
-            self.term(Some(RDF_TYPE.to_owned()));
+            self.term(Some(RDF_TYPE.to_owned()), span);
         } else if word.contains(':') && !word.starts_with('@') {
             let expanded = self.expand(word);
-            self.term(expanded);
+            self.term(expanded, span);
         } else {
             // A number, a boolean: an object, or nothing of interest.
-            self.term(None);
+            self.term(None, span);
         }
     }
 }
@@ -482,6 +607,32 @@ ex:d rdfs:label "Chat" .
 
     const LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
     const UI: &str = "https://w3id.org/seams/ui#";
+
+    #[test]
+    fn removing_an_element_cuts_its_statements_and_its_place_in_lists() {
+        let removed = remove_element(TEXT, &x("b")).unwrap().unwrap();
+        // Its statement (four lines) and `, ex:b` are gone; the rest is
+        // byte for byte.
+        let expected = TEXT
+            .replace("    ui:page ex:a, ex:b .", "    ui:page ex:a .")
+            .replace(
+                &TEXT[TEXT.find("<https://example.org/x#b>").unwrap()
+                    ..TEXT.find("ex:c rdfs:label").unwrap()],
+                "",
+            );
+        assert_eq!(removed, expected);
+        let first = remove_element(TEXT, &x("a")).unwrap().unwrap();
+        assert!(first.contains("    ui:page ex:b ."), "{first}");
+        assert!(!first.contains("Threads"), "{first}");
+        assert!(first.starts_with("# A model, with comments that must survive."));
+        // The only value of a property: refused, not left dangling.
+        let sole = "@prefix ex: <https://example.org/x#> .\nex:p ex:q ex:r .\nex:r ex:s \"t\" .\n";
+        assert!(matches!(
+            remove_element(sole, &x("r")),
+            Err(Unwritable::SoleValue { .. })
+        ));
+        assert_eq!(remove_element(TEXT, &x("nowhere")).unwrap(), None);
+    }
 
     #[test]
     fn an_element_is_defined_where_it_first_is_a_subject() {

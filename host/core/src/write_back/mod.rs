@@ -17,6 +17,10 @@ use seams_model::written::{Unwritable, rewrite};
 use seams_model::{Edit, sha256_hex};
 use seams_runtime::Runtime;
 
+mod block;
+
+pub use block::{BlockChange, BlockPlan, apply_block_write_back, plan_block_write_back};
+
 use crate::error::GenerateError;
 use crate::generation::{Generation, run_with_inputs};
 use crate::inputs::{Inputs, read_lock, read_stamp};
@@ -52,7 +56,7 @@ pub enum WriteBackError {
     },
     /// Lines were added or removed.
     #[error(
-        "{output}: the edit adds or removes lines ({generated} generated, {edited} now); write-back takes edits within lines"
+        "{output}: the edit adds or removes lines ({generated} generated, {edited} now), so no one line can be written back; leave out :LINE to write back the added or removed block"
     )]
     LinesChanged {
         /// The output.
@@ -121,6 +125,37 @@ pub enum WriteBackError {
         "{0} has other hand edits, and the patch changes lines of it too: write back one line at a time, or move the other edits elsewhere"
     )]
     OtherEdits(String),
+    /// No copy or removal of an element gives the added or removed block.
+    #[error(
+        "{output}: {what}: no single model change gives this edit back (tried {tried}); change the model by hand"
+    )]
+    NoBlockChange {
+        /// The output.
+        output: String,
+        /// The block, e.g. `adding lines 30-33`.
+        what: String,
+        /// What was tried.
+        tried: &'static str,
+    },
+    /// Lines were changed as well as added or removed.
+    #[error(
+        "{output}: from line {from} on, lines were changed as well as added or removed; write back one kind of edit at a time (line edits with OUTPUT:LINE first)"
+    )]
+    BlockAndLines {
+        /// The output.
+        output: String,
+        /// The first line that differs.
+        from: usize,
+    },
+    /// The block's model change cannot be written as a minimal change of
+    /// one model file.
+    #[error(
+        "<{element}> cannot be written back as a change of one model file (it is written with blank nodes or collections, or nowhere); change the model by hand"
+    )]
+    BlockUnwritable {
+        /// The element.
+        element: String,
+    },
     /// Applying needs the effects accepted.
     #[error(
         "the patch also changes {0} other line(s) (listed above); pass --accept-effects to apply it anyway"
@@ -197,21 +232,26 @@ impl WriteBackPlan {
         for (line, old, new) in &self.diff {
             out.push_str(&format!("@@ line {line} @@\n-{old}\n+{new}\n"));
         }
-        if self.effects.is_empty() {
-            out.push_str("effects: none; no other line changes\n");
-        } else {
-            out.push_str(&format!(
-                "effects: {} other line(s) change:\n",
-                self.effects.len()
-            ));
-            for e in &self.effects {
-                out.push_str(&format!(
-                    "  {}:{}\n  -{}\n  +{}\n",
-                    e.output, e.line, e.old, e.new
-                ));
-            }
-        }
+        effects_text(&self.effects, &mut out);
         out
+    }
+}
+
+/// `effects` as the plans' text shows them.
+fn effects_text(effects: &[Effect], out: &mut String) {
+    if effects.is_empty() {
+        out.push_str("effects: none; no other line changes\n");
+    } else {
+        out.push_str(&format!(
+            "effects: {} other line(s) change:\n",
+            effects.len()
+        ));
+        for e in effects {
+            out.push_str(&format!(
+                "  {}:{}\n  -{}\n  +{}\n",
+                e.output, e.line, e.old, e.new
+            ));
+        }
     }
 }
 
@@ -290,14 +330,23 @@ fn read_output(project: &Project, output: &str) -> Result<String, WriteBackError
         .map_err(|_| WriteBackError::NoOutput(output.to_owned()))
 }
 
-/// Plans writing back `on_disk`, the edited text of `output`.
-fn plan_edited(
+/// An edited output's generation now.
+struct Now {
+    /// Output-relative.
+    rel: String,
+    lock: crate::Lock,
+    inputs: Inputs,
+    generation: Generation,
+}
+
+/// Checks that `output` is generated and edited (`on_disk` differs from
+/// the lock), and generates the project in memory.
+fn now(
     project: &Project,
     runtime: &Runtime,
     output: &str,
-    line: Option<usize>,
     on_disk: &str,
-) -> Result<WriteBackPlan, WriteBackError> {
+) -> Result<Now, WriteBackError> {
     let rel = project.output_relative(output);
     let lock =
         read_lock(project)?.ok_or_else(|| WriteBackError::NotGenerated(output.to_owned()))?;
@@ -311,9 +360,9 @@ fn plan_edited(
         return Err(WriteBackError::NotEdited(output.to_owned()));
     }
     let inputs = read_stamp(project, Some(&lock), false)?.load_model(project)?;
-    let now = run_with_inputs(project, runtime, &inputs);
-    let Some((text, terms)) = generated(&now, &rel) else {
-        let message = now
+    let generation = run_with_inputs(project, runtime, &inputs);
+    if generated(&generation, &rel).is_none() {
+        let message = generation
             .failures
             .iter()
             .map(|(_, e)| e.to_string())
@@ -327,7 +376,30 @@ fn plan_edited(
                 message
             },
         });
-    };
+    }
+    Ok(Now {
+        rel,
+        lock,
+        inputs,
+        generation,
+    })
+}
+
+/// Plans writing back `on_disk`, the edited text of `output`.
+fn plan_edited(
+    project: &Project,
+    runtime: &Runtime,
+    output: &str,
+    line: Option<usize>,
+    on_disk: &str,
+) -> Result<WriteBackPlan, WriteBackError> {
+    let Now {
+        rel,
+        lock,
+        inputs,
+        generation: now,
+    } = now(project, runtime, output, on_disk)?;
+    let (text, terms) = generated(&now, &rel).expect("`now` checked the output is generated");
     let generated_lines: Vec<&str> = text.split('\n').collect();
     let edited_lines: Vec<&str> = on_disk.split('\n').collect();
     if generated_lines.len() != edited_lines.len() {
@@ -418,7 +490,7 @@ fn plan_edited(
             got: got.to_owned(),
         });
     }
-    let effects = effects(&now, &again, &rel, n);
+    let effects = effects(&now, &again, |o, l| o == rel && l == n);
     let output_after =
         (new_text != on_disk).then(|| (new_text.to_owned(), differing.as_slice() == [n]));
 
@@ -485,8 +557,12 @@ fn plan_edited(
 }
 
 /// Every line of every output that differs between `before` and `after`,
-/// but line `line` of `output`.
-fn effects(before: &Generation, after: &Generation, output: &str, line: usize) -> Vec<Effect> {
+/// but those `edited(output, line)` holds for.
+fn effects(
+    before: &Generation,
+    after: &Generation,
+    edited: impl Fn(&str, usize) -> bool,
+) -> Vec<Effect> {
     let mut out = Vec::new();
     for run in &before.runs {
         for o in &run.run.outputs {
@@ -495,12 +571,20 @@ fn effects(before: &Generation, after: &Generation, output: &str, line: usize) -
                 .unwrap_or_default();
             let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
                 (o.text.split('\n').collect(), new_text.split('\n').collect());
-            for i in 0..old_lines.len().max(new_lines.len()) {
-                let (a, b) = (old_lines.get(i).copied(), new_lines.get(i).copied());
-                if a != b && !(o.path == output && i + 1 == line) {
+            // Between the lines both share at the start and the end, so
+            // that lines added or removed do not shift the rest into
+            // effects.
+            let (prefix, suffix) = block::common_ends(&old_lines, &new_lines);
+            let (old_mid, new_mid) = (
+                &old_lines[prefix..old_lines.len() - suffix],
+                &new_lines[prefix..new_lines.len() - suffix],
+            );
+            for i in 0..old_mid.len().max(new_mid.len()) {
+                let (a, b) = (old_mid.get(i).copied(), new_mid.get(i).copied());
+                if a != b && !edited(&o.path, prefix + i + 1) {
                     out.push(Effect {
                         output: o.path.clone(),
-                        line: i + 1,
+                        line: prefix + i + 1,
                         old: a.unwrap_or_default().to_owned(),
                         new: b.unwrap_or_default().to_owned(),
                     });
@@ -531,22 +615,31 @@ pub fn apply_write_back(plan: &WriteBackPlan, accept_effects: bool) -> Result<()
         let path = path.to_owned();
         move |source| WriteBackError::Io { path, source }
     };
-    let dir = plan.model_file.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io(&plan.model_file))?;
-    std::io::Write::write_all(&mut file, plan.patched_text.as_bytes())
-        .map_err(io(&plan.model_file))?;
-    file.as_file().sync_all().map_err(io(&plan.model_file))?;
-    if let Ok(metadata) = std::fs::metadata(&plan.model_file) {
-        let _ = std::fs::set_permissions(file.path(), metadata.permissions());
-    }
-    file.persist(&plan.model_file)
-        .map_err(|e| io(&plan.model_file)(e.error))?;
+    write_model(&plan.model_file, &plan.patched_text)?;
     if let Some((text, _)) = &plan.output_after {
         let path = plan.out_dir.join(&plan.output);
         crate::OutputDir::open(&plan.out_dir)
             .and_then(|out| out.write(&plan.output, text.as_bytes()))
             .map_err(io(&path))?;
     }
+    Ok(())
+}
+
+/// Replaces the model file `path` with `text`, atomically, keeping its
+/// permissions.
+fn write_model(path: &Path, text: &str) -> Result<(), WriteBackError> {
+    let io = |source| WriteBackError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)?;
+    file.as_file().sync_all().map_err(io)?;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(file.path(), metadata.permissions());
+    }
+    file.persist(path).map_err(|e| io(e.error))?;
     Ok(())
 }
 
