@@ -4,9 +4,8 @@
 //! example) keeping to the status flow.
 //!
 //! Python with FastAPI and uvicorn comes from `SEAMS_PYTHON`, else from
-//! `.venv/bin/python` in the repository; the browser DOM (jsdom, with the
-//! pinned htmx) from `tests/browser/node_modules` (see the README; `.ci/run`
-//! makes both).
+//! `.venv/bin/python` in the repository (see the README; `tests/run` makes
+//! it). The same apps clicked through in Chromium are in `browser.rs`.
 
 use std::collections::BTreeMap;
 use std::net::{TcpListener, TcpStream};
@@ -411,138 +410,6 @@ fn the_expense_app_keeps_to_the_status_flow() {
     );
     assert_eq!(bad_amount.status, 422, "{bad_amount:?}");
     assert!(bad_amount.body.starts_with("amount: "), "{bad_amount:?}");
-}
-
-/// How long a click-through of one app may take.
-const CLICK_THROUGH_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Runs `command` to completion within `limit`, its output in files under
-/// `dir` (no pipe to fill up); returns its stdout. Killed and reaped on
-/// timeout, so no process is left behind.
-fn run_bounded(mut command: Command, dir: &Path, limit: Duration) -> Vec<u8> {
-    let out = dir.join("command.out");
-    let err = dir.join("command.err");
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {command:?} (install Node.js): {e}"));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(
-        status.success(),
-        "{command:?} failed ({status}):\n{}",
-        std::fs::read_to_string(&err).unwrap_or_default()
-    );
-    std::fs::read(&out).unwrap()
-}
-
-/// The click-through script and its packages.
-fn browser_script() -> PathBuf {
-    let dir = repo_root().join("tests/browser");
-    assert!(
-        dir.join("node_modules/jsdom").is_dir() && dir.join("node_modules/htmx.org").is_dir(),
-        "the browser tests need Node.js and the packages of tests/browser; install them with \
-         `npm ci --prefix tests/browser`"
-    );
-    dir.join("click-through.js")
-}
-
-#[test]
-fn each_generated_app_can_be_clicked_through_in_a_browser_dom() {
-    let script = browser_script();
-    for example in EXAMPLES {
-        let (dir, pages) = app_dir(example);
-        let server = Server::start(dir.path());
-        // The pages in navigation order: records made on one page are
-        // chosen on the next.
-        let first = pages.values().next().unwrap();
-        let nav = &first[first.find("<nav>").unwrap()..first.find("</nav>").unwrap()];
-        let order: Vec<String> = attribute_values(nav, "href");
-        assert_eq!(order.len(), pages.len(), "{example}: {order:?}");
-        let mut node = Command::new("node");
-        node.arg(&script).arg(&server.base).args(&order);
-        let stdout = run_bounded(node, dir.path(), CLICK_THROUGH_TIMEOUT);
-        let reports: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
-        for page in reports.as_array().unwrap() {
-            let name = page["page"].as_str().unwrap();
-            let at = format!("{example}/{name}");
-            assert_eq!(page["integrity_ok"], true, "{at}: htmx integrity hash");
-            assert_eq!(page["errors"], serde_json::json!([]), "{at}");
-            for list in page["lists_before"].as_array().unwrap() {
-                assert!(
-                    !list.as_str().unwrap().is_empty(),
-                    "{at}: a list did not load"
-                );
-            }
-            for form in page["forms"].as_array().unwrap() {
-                let id = form["id"].as_str().unwrap();
-                let result = form["result"].as_str().unwrap();
-                assert!(result.starts_with("Saved "), "{at}#{id}: {result:?}");
-                assert_eq!(form["reset"], true, "{at}#{id}: not emptied after saving");
-                for select in form["selects"].as_array().unwrap() {
-                    assert!(
-                        select["options"].as_u64().unwrap() > 0,
-                        "{at}#{id}: {select}"
-                    );
-                }
-                if let Some(last) = form.get("last_option") {
-                    // Every example's status flow refuses a draft's move to
-                    // the last state; the page shows why.
-                    let result = last["result"].as_str().unwrap();
-                    assert!(result.contains("cannot move from"), "{at}#{id}: {result:?}");
-                }
-            }
-            for list in page["lists_after"].as_array().unwrap() {
-                let list = list.as_str().unwrap();
-                assert!(
-                    list.contains("Typed "),
-                    "{at}: the list did not reload: {list:?}"
-                );
-            }
-        }
-        // Every page, then a page opened from a list item with it selected:
-        // its selects of that entity choose it.
-        let reports = reports.as_array().unwrap();
-        let followed: Vec<&serde_json::Value> =
-            reports.iter().filter(|r| r["followed"] == true).collect();
-        assert_eq!(reports.len(), pages.len() + followed.len());
-        assert!(
-            !followed.is_empty(),
-            "{example}: no list item links to a page"
-        );
-        for page in followed {
-            let link = page["page"].as_str().unwrap();
-            let (_, query) = link.split_once('?').expect("an item link selects its item");
-            let (entity, key) = query.split_once('=').unwrap();
-            let selects: Vec<&serde_json::Value> = page["forms"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|f| f["selects"].as_array().unwrap())
-                .filter(|s| s["entity"] == entity)
-                .collect();
-            assert!(
-                !selects.is_empty(),
-                "{example}: {link} has no select of {entity}"
-            );
-            for select in selects {
-                assert_eq!(select["value"], key, "{example}: {link}: {select}");
-            }
-        }
-        drop(server);
-    }
 }
 
 #[test]

@@ -13,6 +13,8 @@ use serde_json::json;
 use seams_tests::target_dir;
 use seams_tests::webdriver::Browser;
 
+use seams_tests::html::attribute_values;
+
 use crate::app::{Server, app_dir};
 use crate::serve::{generated_chat, start_viewer};
 
@@ -189,4 +191,128 @@ fn each_generated_app_works_in_chromium_with_nothing_from_the_internet() {
     let result = browser.text(&browser.find("#new_conversation_form-result"));
     assert!(result.starts_with("Saved"), "{result}");
     browser.screenshot(&screenshot("app-chat-submitted"));
+}
+
+/// The click-through that runs in the page (see the file).
+const CLICK_THROUGH: &str = include_str!("browser/click_through.js");
+
+/// The integrity hash the pages must pin htmx with: the sha384 of the
+/// file the htmx generator writes.
+fn htmx_integrity() -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let htmx =
+        std::fs::read(seams_tests::repo_root().join("generators/htmx/templates/htmx.min.js"))
+            .unwrap();
+    format!(
+        "sha384-{}",
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha384::digest(htmx))
+    )
+}
+
+#[test]
+fn each_generated_app_can_be_clicked_through_in_chromium() {
+    let browser = chromium();
+    let integrity = htmx_integrity();
+    for example in seams_tests::EXAMPLES {
+        let (dir, pages) = app_dir(example);
+        let server = Server::start(dir.path());
+        // The pages in navigation order: records made on one page are
+        // chosen on the next.
+        let first = pages.values().next().unwrap();
+        let nav = &first[first.find("<nav>").unwrap()..first.find("</nav>").unwrap()];
+        let order: Vec<String> = attribute_values(nav, "href");
+        assert_eq!(order.len(), pages.len(), "{example}: {order:?}");
+        let visit = |page: &str| {
+            browser.goto(&format!("{}/{page}", server.base));
+            let report = browser.run_async(CLICK_THROUGH, json!([integrity]));
+            assert!(report.get("error").is_none(), "{example}/{page}: {report}");
+            report
+        };
+        let mut reports: Vec<serde_json::Value> = order.iter().map(|p| visit(p)).collect();
+        // Then each page's first item link, as a user picking a record would.
+        let links: Vec<String> = reports
+            .iter()
+            .filter_map(|r| {
+                r["item_links"]
+                    .as_array()?
+                    .first()?
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+        for link in links {
+            let mut report = visit(&link);
+            report["followed"] = true.into();
+            reports.push(report);
+        }
+        let reports = serde_json::Value::from(reports);
+        for page in reports.as_array().unwrap() {
+            let name = page["page"].as_str().unwrap();
+            let at = format!("{example}/{name}");
+            assert_eq!(page["integrity_ok"], true, "{at}: htmx integrity hash");
+            assert_eq!(page["errors"], serde_json::json!([]), "{at}");
+            for list in page["lists_before"].as_array().unwrap() {
+                assert!(
+                    !list.as_str().unwrap().is_empty(),
+                    "{at}: a list did not load"
+                );
+            }
+            for form in page["forms"].as_array().unwrap() {
+                let id = form["id"].as_str().unwrap();
+                let result = form["result"].as_str().unwrap();
+                assert!(result.starts_with("Saved "), "{at}#{id}: {result:?}");
+                assert_eq!(form["reset"], true, "{at}#{id}: not emptied after saving");
+                for select in form["selects"].as_array().unwrap() {
+                    assert!(
+                        select["options"].as_u64().unwrap() > 0,
+                        "{at}#{id}: {select}"
+                    );
+                }
+                if let Some(last) = form.get("last_option") {
+                    // Every example's status flow refuses a draft's move to
+                    // the last state; the page shows why.
+                    let result = last["result"].as_str().unwrap();
+                    assert!(result.contains("cannot move from"), "{at}#{id}: {result:?}");
+                }
+            }
+            for list in page["lists_after"].as_array().unwrap() {
+                let list = list.as_str().unwrap();
+                assert!(
+                    list.contains("Typed "),
+                    "{at}: the list did not reload: {list:?}"
+                );
+            }
+        }
+        // Every page, then a page opened from a list item with it selected:
+        // its selects of that entity choose it.
+        let reports = reports.as_array().unwrap();
+        let followed: Vec<&serde_json::Value> =
+            reports.iter().filter(|r| r["followed"] == true).collect();
+        assert_eq!(reports.len(), pages.len() + followed.len());
+        assert!(
+            !followed.is_empty(),
+            "{example}: no list item links to a page"
+        );
+        for page in followed {
+            let link = page["page"].as_str().unwrap();
+            let (_, query) = link.split_once('?').expect("an item link selects its item");
+            let (entity, key) = query.split_once('=').unwrap();
+            let selects: Vec<&serde_json::Value> = page["forms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|f| f["selects"].as_array().unwrap())
+                .filter(|s| s["entity"] == entity)
+                .collect();
+            assert!(
+                !selects.is_empty(),
+                "{example}: {link} has no select of {entity}"
+            );
+            for select in selects {
+                assert_eq!(select["value"], key, "{example}: {link}: {select}");
+            }
+        }
+        drop(server);
+    }
 }

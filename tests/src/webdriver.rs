@@ -175,6 +175,18 @@ impl Browser {
         )
     }
 
+    /// Runs `script` (a function body; `arguments` holds `args`, then the
+    /// callback it calls with its value) in the page, waiting up to two
+    /// minutes for it.
+    pub fn run_async(&self, script: &str, args: Value) -> Value {
+        self.cmd("POST", "/timeouts", Some(json!({ "script": 120_000 })));
+        self.cmd(
+            "POST",
+            "/execute/async",
+            Some(json!({ "script": script, "args": args })),
+        )
+    }
+
     /// Waits up to `limit` for `script` to return `true`.
     pub fn wait_for(&self, script: &str, limit: Duration) -> bool {
         let started = Instant::now();
