@@ -145,40 +145,28 @@ fn each_refusal_says_why_and_writes_nothing() {
         assert_eq!(model(&p), before, "{why}");
         messages.push_str(&run.stderr);
     }
+    // A refusal of `target`, saying `why`, added to the messages.
+    let mut refused = |p: &TempProject, target: &str, why: &str| {
+        let run = seams_in(p.path(), &["write-back", target]);
+        assert_eq!(run.code, 1, "{why}: {run:?}");
+        assert!(run.stderr.contains(why), "{why}: {}", run.stderr);
+        messages.push_str(&run.stderr);
+    };
     // Not edited at all.
     let p = seams_tests::chat_project();
     assert_eq!(seams_in(p.path(), &["generate"]).code, 0);
-    let run = seams_in(p.path(), &["write-back", "out/thread.html"]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("is as seams.lock records it"),
-        "{}",
-        run.stderr
-    );
-    messages.push_str(&run.stderr);
-    // A line added.
+    refused(&p, "out/thread.html", "is as seams.lock records it");
+    // A line added: as a block, which no model change prints; as a line,
+    // which it is not.
     let page = p.path().join("out/thread.html");
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::write(&page, format!("<!-- mine -->\n{text}")).unwrap();
-    // As a block, which no model change prints; as a line, which it is
-    // not.
-    let run = seams_in(p.path(), &["write-back", "out/thread.html"]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("adding lines 1-1: no single model change gives this edit back"),
-        "{}",
-        run.stderr
+    refused(
+        &p,
+        "out/thread.html",
+        "adding lines 1-1: no single model change gives this edit back",
     );
-    messages.push_str(&run.stderr);
-    let run = seams_in(p.path(), &["write-back", "out/thread.html:1"]);
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("adds or removes lines"),
-        "{}",
-        run.stderr
-    );
-    messages.push_str(&run.stderr);
+    refused(&p, "out/thread.html:1", "adds or removes lines");
     insta::assert_snapshot!("write_back_refusals", messages);
 }
 

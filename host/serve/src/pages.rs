@@ -113,13 +113,6 @@ struct OutputRow {
     states: Vec<&'static str>,
 }
 
-#[derive(Serialize)]
-struct ProblemRow {
-    kind: &'static str,
-    path: Option<String>,
-    message: String,
-}
-
 /// The project: its generators, its outputs with `seams check`'s state of
 /// each, and every problem check found.
 pub fn index(cx: &Context<'_>) -> Result<String, Failure> {
@@ -171,15 +164,6 @@ pub fn index(cx: &Context<'_>) -> Result<String, Failure> {
             GeneratorRow { label, version }
         })
         .collect();
-    let problems: Vec<ProblemRow> = report
-        .problems
-        .iter()
-        .map(|p| ProblemRow {
-            kind: p.kind.name(),
-            path: p.path.clone(),
-            message: p.message.clone(),
-        })
-        .collect();
     render(
         "index.html",
         minijinja::context! {
@@ -188,7 +172,7 @@ pub fn index(cx: &Context<'_>) -> Result<String, Failure> {
             out_dir => out_dir(project),
             generators => Value::from(minijinja::value::Serde(&generators)),
             outputs => Value::from(minijinja::value::Serde(&outputs)),
-            problems => Value::from(minijinja::value::Serde(&problems)),
+            problems => Value::from(minijinja::value::Serde(&report.problems)),
             clean => report.clean,
         },
     )
@@ -372,14 +356,6 @@ struct Diff {
     new: String,
 }
 
-#[derive(Serialize)]
-struct EffectRow {
-    output: String,
-    line: usize,
-    old: String,
-    new: String,
-}
-
 fn plan_context(project: &Project, plan: &WriteBackPlan) -> minijinja::Value {
     let model_file = plan
         .model_file
@@ -396,16 +372,6 @@ fn plan_context(project: &Project, plan: &WriteBackPlan) -> minijinja::Value {
             new: new.clone(),
         })
         .collect();
-    let effects: Vec<EffectRow> = plan
-        .effects
-        .iter()
-        .map(|e| EffectRow {
-            output: e.output.clone(),
-            line: e.line,
-            old: e.old.clone(),
-            new: e.new.clone(),
-        })
-        .collect();
     minijinja::context! {
         element => plan.patch.element.clone(),
         property => plan.patch.property.clone(),
@@ -413,7 +379,7 @@ fn plan_context(project: &Project, plan: &WriteBackPlan) -> minijinja::Value {
         new => plan.patch.new.clone(),
         model_file,
         diff => Value::from(minijinja::value::Serde(&diff)),
-        effects => Value::from(minijinja::value::Serde(&effects)),
+        effects => Value::from(minijinja::value::Serde(&plan.effects)),
     }
 }
 

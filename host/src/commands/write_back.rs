@@ -135,7 +135,7 @@ impl Plan {
                 "old": plan.patch.old,
                 "new": plan.patch.new,
                 "diff": plan.diff.iter().map(|(l, o, n)| serde_json::json!({"line": l, "old": o, "new": n})).collect::<Vec<_>>(),
-                "effects": effects_json(&plan.effects),
+                "effects": plan.effects,
             }),
             Plan::Block(plan) => {
                 let (change, element, sibling, label) = match &plan.change {
@@ -154,18 +154,9 @@ impl Plan {
                     "sibling": sibling,
                     "label": label,
                     "diff": plan.diff,
-                    "effects": effects_json(&plan.effects),
+                    "effects": plan.effects,
                 })
             }
         }
     }
-}
-
-fn effects_json(effects: &[seams_core::Effect]) -> Vec<serde_json::Value> {
-    effects
-        .iter()
-        .map(
-            |e| serde_json::json!({"output": e.output, "line": e.line, "old": e.old, "new": e.new}),
-        )
-        .collect()
 }

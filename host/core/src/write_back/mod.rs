@@ -172,7 +172,7 @@ pub enum WriteBackError {
 }
 
 /// A line of another output, or of the same one, that the patch changes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Effect {
     /// The output, output-relative.
     pub output: String,
