@@ -65,9 +65,9 @@ pub use trace_view::{
     LineView, OriginView, TermView, TraceView, TraceViewError, parse_target, trace_view,
 };
 pub use write_back::{
-    BlockChange, BlockPlan, Effect, Patch, Unexplained, WriteBackError, WriteBackPlan,
+    BlockChange, BlockPlan, Effect, Patch, Planned, Unexplained, WriteBackError, WriteBackPlan,
     apply_block_write_back, apply_write_back, explain, plan_block_write_back, plan_line_edit,
-    plan_write_back,
+    plan_target, plan_write_back,
 };
 
 /// Hooks for seams' own tests; not part of the stable API.

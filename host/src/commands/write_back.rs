@@ -1,12 +1,6 @@
 //! `seams write-back`.
 
-use std::path::Path;
-
-use seams_core::{
-    BlockChange, BlockPlan, GenerateOptions, Wait, WriteBackError, WriteBackPlan,
-    apply_block_write_back, apply_write_back, generate, parse_target, plan_block_write_back,
-    plan_write_back,
-};
+use seams_core::{BlockChange, GenerateOptions, Planned, Wait, generate, plan_target};
 
 use crate::io::{EXIT_OK, FormatArg, Io, ProjectArg, in_project};
 
@@ -29,25 +23,12 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
-    // Lines added or removed: a structural edit, written back as an
-    // element copied or removed.
-    let block = parse_target(&args.target).1.is_none()
-        && in_project(&args.project.project, |project, runtime| {
-            Ok(matches!(
-                plan_write_back(project, runtime, &args.target),
-                Err(WriteBackError::LinesChanged { .. })
-            ))
-        })
-        .unwrap_or(false);
     let format = args.format.format;
     let mut shown = String::new();
     let result = in_project(&args.project.project, |project, runtime| {
-        let plan = if block {
-            Plan::Block(plan_block_write_back(project, runtime, &args.target)?)
-        } else {
-            Plan::Line(plan_write_back(project, runtime, &args.target)?)
-        };
-        shown = plan.text(&project.root);
+        // A line's edit, or a block added or removed.
+        let plan = plan_target(project, runtime, &args.target)?;
+        shown = plan.to_text(&project.root);
         let mut written = Vec::new();
         if args.apply {
             plan.apply(args.accept_effects)?;
@@ -77,7 +58,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
                     text
                 },
                 || {
-                    let mut json = plan.json();
+                    let mut json = json(&plan);
                     json["model_file"] = model_file.clone().into();
                     json["applied"] = args.apply.into();
                     json["written"] = written.clone().into();
@@ -96,67 +77,38 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     }
 }
 
-/// A line's write-back, or a block's.
-enum Plan {
-    Line(WriteBackPlan),
-    Block(BlockPlan),
-}
-
-impl Plan {
-    fn text(&self, root: &Path) -> String {
-        match self {
-            Plan::Line(plan) => plan.to_text(root),
-            Plan::Block(plan) => plan.to_text(root),
-        }
-    }
-
-    fn apply(&self, accept_effects: bool) -> Result<(), WriteBackError> {
-        match self {
-            Plan::Line(plan) => apply_write_back(plan, accept_effects),
-            Plan::Block(plan) => apply_block_write_back(plan, accept_effects),
-        }
-    }
-
-    fn model_file(&self) -> &Path {
-        match self {
-            Plan::Line(plan) => &plan.model_file,
-            Plan::Block(plan) => &plan.model_file,
-        }
-    }
-
-    /// The JSON form, without what applying it wrote.
-    fn json(&self) -> serde_json::Value {
-        match self {
-            Plan::Line(plan) => serde_json::json!({
+/// The JSON form of `plan`, without what applying it wrote.
+fn json(plan: &Planned) -> serde_json::Value {
+    match plan {
+        Planned::Line(plan) => serde_json::json!({
+            "output": plan.output,
+            "line": plan.line,
+            "element": plan.patch.element,
+            "property": plan.patch.property,
+            "old": plan.patch.old,
+            "new": plan.patch.new,
+            "diff": plan.diff.iter().map(|(l, o, n)| serde_json::json!({"line": l, "old": o, "new": n})).collect::<Vec<_>>(),
+            "effects": plan.effects,
+        }),
+        Planned::Block(plan) => {
+            let (change, element, sibling, label) = match &plan.change {
+                BlockChange::Added {
+                    sibling,
+                    element,
+                    label,
+                } => ("added", element, Some(sibling), Some(label)),
+                BlockChange::Removed { element } => ("removed", element, None, None),
+            };
+            serde_json::json!({
                 "output": plan.output,
-                "line": plan.line,
-                "element": plan.patch.element,
-                "property": plan.patch.property,
-                "old": plan.patch.old,
-                "new": plan.patch.new,
-                "diff": plan.diff.iter().map(|(l, o, n)| serde_json::json!({"line": l, "old": o, "new": n})).collect::<Vec<_>>(),
+                "lines": {"first": plan.lines.0, "count": plan.lines.1},
+                "change": change,
+                "element": element,
+                "sibling": sibling,
+                "label": label,
+                "diff": plan.diff,
                 "effects": plan.effects,
-            }),
-            Plan::Block(plan) => {
-                let (change, element, sibling, label) = match &plan.change {
-                    BlockChange::Added {
-                        sibling,
-                        element,
-                        label,
-                    } => ("added", element, Some(sibling), Some(label)),
-                    BlockChange::Removed { element } => ("removed", element, None, None),
-                };
-                serde_json::json!({
-                    "output": plan.output,
-                    "lines": {"first": plan.lines.0, "count": plan.lines.1},
-                    "change": change,
-                    "element": element,
-                    "sibling": sibling,
-                    "label": label,
-                    "diff": plan.diff,
-                    "effects": plan.effects,
-                })
-            }
+            })
         }
     }
 }

@@ -134,12 +134,24 @@ pub fn plan_block_write_back(
     output: &str,
 ) -> Result<BlockPlan, WriteBackError> {
     let edited = read_output(project, output)?;
+    let now = now(project, runtime, output, &edited)?;
+    plan_block(project, runtime, output, &edited, now)
+}
+
+/// [`plan_block_write_back`], from the project's generation now.
+pub(super) fn plan_block(
+    project: &Project,
+    runtime: &Runtime,
+    output: &str,
+    edited: &str,
+    now: Now,
+) -> Result<BlockPlan, WriteBackError> {
     let Now {
         rel,
         lock,
         inputs,
         generation,
-    } = now(project, runtime, output, &edited)?;
+    } = now;
     let (text, traced) = generated(&generation, &rel).expect("`now` checked it");
     let (g, e): (Vec<&str>, Vec<&str>) = (text.split('\n').collect(), edited.split('\n').collect());
     let (prefix, suffix) = common_ends(&g, &e);
@@ -222,7 +234,7 @@ pub fn plan_block_write_back(
                     label: marker.to_owned(),
                 }])?;
                 let Some(label) =
-                    generated(&trial, &rel).and_then(|(t, _)| solve_label(t, &edited, marker))
+                    generated(&trial, &rel).and_then(|(t, _)| solve_label(t, edited, marker))
                 else {
                     continue;
                 };

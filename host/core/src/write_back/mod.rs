@@ -289,6 +289,69 @@ pub fn plan_write_back(
     plan_edited(project, runtime, output, line, &on_disk)
 }
 
+/// What `seams write-back OUTPUT[:LINE]` plans: a line's write-back, or,
+/// when no line is named and the edit adds or removes lines, a block's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Planned {
+    /// One line, one literal.
+    Line(WriteBackPlan),
+    /// A block added or removed.
+    Block(BlockPlan),
+}
+
+impl Planned {
+    /// The plan as text.
+    pub fn to_text(&self, root: &Path) -> String {
+        match self {
+            Planned::Line(plan) => plan.to_text(root),
+            Planned::Block(plan) => plan.to_text(root),
+        }
+    }
+
+    /// Writes it (see [`apply_write_back`], [`apply_block_write_back`]).
+    ///
+    /// # Errors
+    ///
+    /// As those.
+    pub fn apply(&self, accept_effects: bool) -> Result<(), WriteBackError> {
+        match self {
+            Planned::Line(plan) => apply_write_back(plan, accept_effects),
+            Planned::Block(plan) => apply_block_write_back(plan, accept_effects),
+        }
+    }
+
+    /// The model file it rewrites.
+    pub fn model_file(&self) -> &Path {
+        match self {
+            Planned::Line(plan) => &plan.model_file,
+            Planned::Block(plan) => &plan.model_file,
+        }
+    }
+}
+
+/// Plans writing back the edit of `target` (`OUTPUT[:LINE]`): a line's, or
+/// a block's when no line is named and lines were added or removed; one
+/// generation in memory decides which. Reads, writes nothing.
+///
+/// # Errors
+///
+/// [`WriteBackError`], saying why.
+pub fn plan_target(
+    project: &Project,
+    runtime: &Runtime,
+    target: &str,
+) -> Result<Planned, WriteBackError> {
+    let (output, line) = parse_target(target);
+    let on_disk = read_output(project, output)?;
+    let now = now(project, runtime, output, &on_disk)?;
+    let (text, _) = generated(&now.generation, &now.rel).expect("`now` checked it");
+    if line.is_none() && text.split('\n').count() != on_disk.split('\n').count() {
+        block::plan_block(project, runtime, output, &on_disk, now).map(Planned::Block)
+    } else {
+        plan_line(project, runtime, output, line, &on_disk, now).map(Planned::Line)
+    }
+}
+
 /// Plans writing back `text` as the new text of line `line` of `output`,
 /// an edit made elsewhere than in the file (the viewer's form): as
 /// [`plan_write_back`] on the output with that line replaced. Reads,
@@ -393,12 +456,25 @@ fn plan_edited(
     line: Option<usize>,
     on_disk: &str,
 ) -> Result<WriteBackPlan, WriteBackError> {
+    let now = now(project, runtime, output, on_disk)?;
+    plan_line(project, runtime, output, line, on_disk, now)
+}
+
+/// [`plan_edited`], from the project's generation now.
+fn plan_line(
+    project: &Project,
+    runtime: &Runtime,
+    output: &str,
+    line: Option<usize>,
+    on_disk: &str,
+    now: Now,
+) -> Result<WriteBackPlan, WriteBackError> {
     let Now {
         rel,
         lock,
         inputs,
         generation: now,
-    } = now(project, runtime, output, on_disk)?;
+    } = now;
     let (text, terms) = generated(&now, &rel).expect("`now` checked the output is generated");
     let generated_lines: Vec<&str> = text.split('\n').collect();
     let edited_lines: Vec<&str> = on_disk.split('\n').collect();
