@@ -250,6 +250,18 @@ fn the_viewer_shows_outputs_traces_and_check_state_and_follows_the_disk() {
     );
     assert_no_inline_script(&shown.body);
 
+    // A line that is not a number is a bad request; one past the end
+    // selects nothing.
+    let bad = get(&viewer, "/output?path=conversations.html&line=x%1b%5b31m");
+    assert_eq!(bad.status, 400, "{bad:?}");
+    assert!(!bad.body.contains('\u{1b}'), "{bad:?}");
+    let past = get(&viewer, "/output?path=conversations.html&line=99999999");
+    assert_eq!(past.status, 200, "{past:?}");
+    assert!(
+        past.body.contains("Line 99999999 is not traced"),
+        "{}",
+        past.body
+    );
     // Only outputs are shown: nothing outside the output directory.
     for path in [
         "..%2Fmodel.ttl",

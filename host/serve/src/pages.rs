@@ -82,6 +82,14 @@ pub fn failure_page(failure: &Failure) -> String {
     .unwrap_or_else(|_| "seams serve: the page failed".to_owned())
 }
 
+/// `path` as the project shows it: relative to its root.
+fn shown_path(project: &Project, path: &Path) -> String {
+    path.strip_prefix(&project.root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
 /// The project's output directory, posix, project-relative.
 fn out_dir(project: &Project) -> String {
     project.output_dir.to_string_lossy().replace('\\', "/")
@@ -222,10 +230,7 @@ struct Term {
 fn written_at(project: &Project, texts: &[(String, String)], iri: &str) -> Option<String> {
     texts.iter().find_map(|(file, text)| {
         let line = seams_model::written::subject_line(text, iri)?;
-        let shown = Path::new(file)
-            .strip_prefix(&project.root)
-            .unwrap_or(Path::new(file));
-        Some(format!("{}:{line}", shown.display()))
+        Some(format!("{}:{line}", shown_path(project, Path::new(file))))
     })
 }
 
@@ -357,12 +362,7 @@ struct Diff {
 }
 
 fn plan_context(project: &Project, plan: &WriteBackPlan) -> minijinja::Value {
-    let model_file = plan
-        .model_file
-        .strip_prefix(&project.root)
-        .unwrap_or(&plan.model_file)
-        .display()
-        .to_string();
+    let model_file = shown_path(project, &plan.model_file);
     let diff: Vec<Diff> = plan
         .diff
         .iter()
@@ -426,12 +426,7 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
         ..GenerateOptions::default()
     };
     let report = generate(project, cx.runtime, &options).map_err(|e| Failure::new(422, e))?;
-    let model_file = plan
-        .model_file
-        .strip_prefix(&project.root)
-        .unwrap_or(&plan.model_file)
-        .display()
-        .to_string();
+    let model_file = shown_path(project, &plan.model_file);
     Ok(WriteBack::Applied {
         notice: format!(
             "wrote {model_file}, then generated: {} file(s) written",
