@@ -29,9 +29,8 @@ impl Backend for Host {
     }
 
     fn render(&self, name: &str, context: &str) -> Result<String, String> {
-        let context = serde_json::from_str(context).map_err(|e| e.to_string())?;
         self.templates
-            .render(name, context)
+            .render_json(name, context)
             .map(|rendered| rendered.text)
             .map_err(|e| e.to_string())
     }

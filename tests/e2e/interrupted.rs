@@ -231,7 +231,11 @@ fn killed_at_any_sync_then_the_model_changes() {
 
 #[test]
 fn killed_at_any_write_then_the_model_changes() {
-    assert!(kill_and_change_the_model(KILL_AT[3]) >= 25);
+    // strace counts each thread's calls apart: a kill lands at the N-th
+    // write of whichever thread makes one first. The main thread (journal,
+    // outputs, lock) writes 4 times here, and no other thread more often
+    // since renders are written on threads of their own.
+    assert!(kill_and_change_the_model(KILL_AT[3]) >= 20);
 }
 
 #[test]

@@ -249,6 +249,26 @@ fn a_strip_mismatch_names_the_template_and_line_and_writes_nothing() {
     );
 }
 
+#[test]
+fn a_render_that_cannot_be_traced_is_reported_whatever_the_generator_does_after_it() {
+    // Renders are traced on a thread of their own while the generator
+    // goes on; the run still fails on the first render that failed.
+    for behaviour in [
+        "mismatch-then-error",
+        "mismatch-dropped",
+        "mismatch-then-read",
+    ] {
+        assert_refused(
+            behaviour,
+            &[
+                "template mismatch.txt",
+                "output line 2",
+                "near mismatch.txt:1",
+            ],
+        );
+    }
+}
+
 /// A generated copy of the chat example.
 fn chat() -> TempProject {
     let p = seams_tests::chat_project();

@@ -88,7 +88,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let t = Instant::now();
     for r in &rendered {
-        service.render(&r.template, r.context.clone())?;
+        service.render_again(r)?;
     }
     let render = t.elapsed();
     let t = Instant::now();

@@ -1,10 +1,15 @@
 //! What a generator costs the host, counted where it is spent.
 //!
 //! Each run has a [`Budget`]: its memory cap and deadline. Every heap
-//! allocation made on the run's thread (SPARQL answers and intermediate
+//! allocation made on the run's threads (SPARQL answers and intermediate
 //! results, render contexts, rendered texts, trace state, copies of what
 //! the guest hands over) is charged to it by the process's global
 //! allocator, and the limiter charges linear memory to the same count.
+//! A run may have several threads (the generator's, and the one that
+//! traces and writes its renders): each counts in a thread-local and adds
+//! its count to the run's shared one every [`DRIFT`] bytes, so that what
+//! one thread allocates and another frees comes out even, and the cap is
+//! passed by at most [`DRIFT`] per thread.
 //!
 //! An allocation cannot fail gracefully in Rust (it aborts the process),
 //! and a host library cannot be interrupted mid-call. So inside an
@@ -21,11 +26,16 @@ use std::alloc::{GlobalAlloc, Layout};
 use mimalloc::MiMalloc;
 use std::cell::Cell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 /// How many allocations pass between two looks at the clock.
 const CLOCK_EVERY: u32 = 256;
+
+/// How far a thread's own count may drift from its run's shared count
+/// before it is added to it: one atomic add per 64 KiB allocated or freed,
+/// not one per allocation.
+const DRIFT: isize = 64 << 10;
 
 /// Why a run's thread stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +52,8 @@ pub(crate) enum Stop {
 pub(crate) struct Budget {
     limit: isize,
     deadline: Instant,
+    /// Bytes charged by the run's threads, each up to its [`DRIFT`].
+    used: AtomicIsize,
     /// 0 while running, then the `Stop` that ended it.
     stopped: AtomicU8,
 }
@@ -51,17 +63,18 @@ impl Budget {
         Arc::new(Budget {
             limit: isize::try_from(limit_bytes).unwrap_or(isize::MAX),
             deadline,
+            used: AtomicIsize::new(0),
             stopped: AtomicU8::new(0),
         })
     }
 
-    /// Charges this thread's allocations to the budget, from zero, until
-    /// the guard is dropped. Not enforced until [`enforced`] says so.
+    /// Charges this thread's allocations to the budget until the guard
+    /// is dropped. Not enforced until [`enforced`] says so.
     pub(crate) fn enter(self: &Arc<Self>) -> Entered {
         let _ = RUN.try_with(|run| {
             run.budget.set(Arc::as_ptr(self));
-            run.used.set(0);
-            run.limit.set(self.limit);
+            run.drift.set(0);
+            run.seen.set(self.used.load(Ordering::Relaxed));
             run.enforced.set(false);
         });
         Entered {
@@ -153,6 +166,48 @@ pub fn capped<R: Send + 'static>(
     }
 }
 
+/// Host work for a run on a thread of its own, charged to the run's
+/// budget and stopped with it: [`alongside`].
+pub(crate) struct Alongside<R> {
+    result: std::sync::mpsc::Receiver<R>,
+    budget: Arc<Budget>,
+}
+
+/// Starts `f` on a thread of its own, its allocations charged to `budget`
+/// and enforced, while the caller goes on.
+pub(crate) fn alongside<R: Send + 'static>(
+    budget: &Arc<Budget>,
+    name: &str,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> std::io::Result<Alongside<R>> {
+    let (sender, result) = std::sync::mpsc::sync_channel(1);
+    let inner = budget.clone();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let _entered = inner.enter();
+            let _ = sender.send(enforced(f));
+        })?;
+    Ok(Alongside {
+        result,
+        budget: budget.clone(),
+    })
+}
+
+impl<R> Alongside<R> {
+    /// Its result; `None` when it panicked or the budget stopped it.
+    pub(crate) fn join(self) -> Option<R> {
+        loop {
+            match self.result.recv_timeout(Duration::from_millis(100)) {
+                Ok(result) => return Some(result),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    if self.budget.stopped().is_none() => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
 /// While alive, the thread's allocations are charged to a budget.
 pub(crate) struct Entered {
     _budget: Arc<Budget>,
@@ -162,6 +217,7 @@ impl Drop for Entered {
     fn drop(&mut self) {
         let _ = RUN.try_with(|run| {
             run.enforced.set(false);
+            settle(run, &self._budget, 0);
             run.budget.set(std::ptr::null());
         });
     }
@@ -171,24 +227,54 @@ impl Drop for Entered {
 /// nothing charged) when that would pass its cap.
 pub(crate) fn grow(bytes: usize) -> bool {
     RUN.try_with(|run| {
-        if run.budget.get().is_null() {
+        let Some(budget) = current(run) else {
             return true;
-        }
+        };
         let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
-        let used = run.used.get().saturating_add(bytes);
-        if used > run.limit.get() {
+        let total = budget
+            .used
+            .load(Ordering::Relaxed)
+            .saturating_add(run.drift.get())
+            .saturating_add(bytes);
+        if total > budget.limit {
             return false;
         }
-        run.used.set(used);
+        settle(run, budget, bytes);
         true
     })
     .unwrap_or(true)
 }
 
-/// Bytes charged to the current run (host allocations and linear memory).
+/// Bytes charged to the current run (host allocations and linear memory),
+/// by all its threads.
 #[cfg(test)]
 pub(crate) fn used() -> usize {
-    RUN.with(|run| run.used.get().max(0) as usize)
+    RUN.with(|run| {
+        let budget = current(run).expect("a run is entered");
+        (budget.used.load(Ordering::Relaxed) + run.drift.get()).max(0) as usize
+    })
+}
+
+/// The run this thread's allocations are charged to.
+#[inline]
+fn current(run: &RunState) -> Option<&Budget> {
+    let budget = run.budget.get();
+    // SAFETY: set by `Budget::enter` from an `Arc` that the `Entered`
+    // guard keeps alive, and cleared when the guard drops.
+    (!budget.is_null()).then(|| unsafe { &*budget })
+}
+
+/// Adds this thread's drift and `bytes` to the run's shared count; the
+/// count after.
+#[inline]
+fn settle(run: &RunState, budget: &Budget, bytes: isize) -> isize {
+    let delta = run.drift.replace(0).saturating_add(bytes);
+    let total = budget
+        .used
+        .fetch_add(delta, Ordering::AcqRel)
+        .saturating_add(delta);
+    run.seen.set(total);
+    total
 }
 
 /// Runs `f` with the current budget enforced: an allocation past the cap
@@ -221,8 +307,10 @@ fn with_enforcement<R>(on: bool, f: impl FnOnce() -> R) -> R {
 /// count, kept here so that charging takes no atomic operation.
 struct RunState {
     budget: Cell<*const Budget>,
-    used: Cell<isize>,
-    limit: Cell<isize>,
+    /// Charged on this thread since it last settled with the run's count.
+    drift: Cell<isize>,
+    /// The run's count when this thread last settled.
+    seen: Cell<isize>,
     enforced: Cell<bool>,
     ticks: Cell<u32>,
 }
@@ -233,8 +321,8 @@ thread_local! {
     static RUN: RunState = const {
         RunState {
             budget: Cell::new(std::ptr::null()),
-            used: Cell::new(0),
-            limit: Cell::new(isize::MAX),
+            drift: Cell::new(0),
+            seen: Cell::new(0),
             enforced: Cell::new(false),
             ticks: Cell::new(0),
         }
@@ -244,23 +332,34 @@ thread_local! {
 #[inline]
 fn charge(bytes: usize) {
     let _ = RUN.try_with(|run| {
-        let budget = run.budget.get();
-        if budget.is_null() {
+        let Some(budget) = current(run) else {
             return;
-        }
+        };
         let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
-        let used = run.used.get().saturating_add(bytes);
+        let drift = run.drift.get().saturating_add(bytes);
         if !run.enforced.get() {
-            run.used.set(used);
+            run.drift.set(drift);
+            if drift >= DRIFT {
+                settle(run, budget, 0);
+            }
             return;
         }
-        // SAFETY: set by `Budget::enter` from an `Arc` that the `Entered`
-        // guard keeps alive, and cleared when the guard drops.
-        let budget = unsafe { &*budget };
-        if used > run.limit.get() {
+        let used = if drift >= DRIFT {
+            // Checked against the count with the bytes, before adding them:
+            // an allocation past the cap never happens.
+            let total = budget.used.load(Ordering::Acquire).saturating_add(drift);
+            if total > budget.limit {
+                budget.stop(Stop::Memory);
+            }
+            run.drift.set(drift);
+            settle(run, budget, 0)
+        } else {
+            run.drift.set(drift);
+            run.seen.get().saturating_add(drift)
+        };
+        if used > budget.limit {
             budget.stop(Stop::Memory);
         }
-        run.used.set(used);
         let ticks = run.ticks.get().wrapping_add(1);
         run.ticks.set(ticks);
         if ticks.is_multiple_of(CLOCK_EVERY) && Instant::now() >= budget.deadline {
@@ -272,9 +371,13 @@ fn charge(bytes: usize) {
 #[inline]
 fn refund(bytes: usize) {
     let _ = RUN.try_with(|run| {
-        if !run.budget.get().is_null() {
+        if let Some(budget) = current(run) {
             let bytes = isize::try_from(bytes).unwrap_or(isize::MAX);
-            run.used.set(run.used.get().saturating_sub(bytes));
+            let drift = run.drift.get().saturating_sub(bytes);
+            run.drift.set(drift);
+            if drift <= -DRIFT {
+                settle(run, budget, 0);
+            }
         }
     });
 }
@@ -389,6 +492,49 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(budget.stopped(), Some(Stop::Deadline));
+    }
+
+    #[test]
+    fn every_thread_of_a_run_counts_against_its_one_cap() {
+        let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(60));
+        let _entered = budget.enter();
+        let before = used();
+        let other = budget.clone();
+        // Allocated on another thread of the run, freed on this one.
+        let big = std::thread::spawn(move || {
+            let _entered = other.enter();
+            vec![0u8; 10 << 20]
+        })
+        .join()
+        .unwrap();
+        assert!(used() >= before + (10 << 20));
+        drop(big);
+        assert!(used() < before + (1 << 20));
+
+        // Two threads of 6 MiB each pass a cap of 8 MiB that neither does alone.
+        let small = Budget::new(8 << 20, Instant::now() + Duration::from_secs(60));
+        let holders: Vec<_> = (0..2)
+            .map(|_| {
+                let inside = small.clone();
+                std::thread::spawn(move || {
+                    let _entered = inside.enter();
+                    enforced(|| {
+                        let mut kept = Vec::new();
+                        for _ in 0..6 {
+                            kept.push(vec![1u8; 1 << 20]);
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        kept.len()
+                    })
+                })
+            })
+            .collect();
+        let start = Instant::now();
+        while small.stopped().is_none() && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(small.stopped(), Some(Stop::Memory));
+        assert!(holders.iter().any(|h| !h.is_finished()));
     }
 
     #[test]

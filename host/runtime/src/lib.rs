@@ -41,6 +41,7 @@ mod cache;
 mod capture;
 mod clock;
 mod error;
+mod keeper;
 mod limits;
 mod meta;
 mod output_path;

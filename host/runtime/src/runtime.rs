@@ -512,7 +512,8 @@ impl RunInStore {
         let log = store.data_mut().take_log();
         let outcome = match result {
             Ok(r) => Ok((r, log)),
-            Err(Failure::Kind(kind)) => Err(kind),
+            // A render that failed on the keeper's thread came first.
+            Err(Failure::Kind(kind)) => Err(store.data_mut().keeper_failure().unwrap_or(kind)),
             Err(Failure::Wasm(error)) => {
                 Err(store.data_mut().take_failure().unwrap_or_else(|| {
                     classify(&error, store.data(), &limits, self.stack_bytes, &log)
@@ -575,45 +576,84 @@ fn run_steps(
     sink: Sink,
 ) -> Result<(Meta, Vec<Output>, Vec<String>, u64), Failure> {
     let tracing = work.tracing;
-    let mut naming = Vec::new();
     let instance = instantiate(store, generator)?;
 
     let meta = instance.meta(store)?.map_err(GeneratorErrorKind::Meta)?;
     settle_fuel(store)?;
-    // The model must follow the vocabularies the generator reads before
-    // it runs: a typo is named, not turned into a broken output.
-    let vocabularies = if work.model_check {
-        meta.vocabularies.as_slice()
-    } else {
-        &[]
+    // The model must follow the vocabularies the generator reads: a typo
+    // is named, not turned into a broken output. Checked on a thread of
+    // its own while the generator runs; what it finds comes first, as if
+    // the generator had never run.
+    let check = match work.model_check && !meta.vocabularies.is_empty() {
+        true => {
+            let model = store.data().shared_model();
+            let vocabularies = meta.vocabularies.clone();
+            let check = budget::alongside(store.data().budget(), "seams-check", move || {
+                seams_model::vocabulary::check(&model, &vocabularies)
+            })
+            .map_err(|e| {
+                GeneratorErrorKind::Internal(format!(
+                    "cannot start a thread for the model check: {e}"
+                ))
+            })?;
+            Some(check)
+        }
+        false => None,
     };
-    let findings = seams_model::vocabulary::check(store.data().model(), vocabularies)
-        .map_err(|e| GeneratorErrorKind::Meta(e.to_string()))?;
-    if !findings.is_empty() {
-        return Err(GeneratorErrorKind::Model(findings).into());
+    let generated = generate_steps(store, &*instance, &meta, tracing, sink);
+    if let Some(check) = check {
+        match check.join() {
+            Some(Ok(findings)) if findings.is_empty() => {}
+            Some(Ok(findings)) => return Err(GeneratorErrorKind::Model(findings).into()),
+            Some(Err(e)) => return Err(GeneratorErrorKind::Meta(e.to_string()).into()),
+            None => {
+                return Err(GeneratorErrorKind::Internal(
+                    "the model check stopped before it finished".to_owned(),
+                )
+                .into());
+            }
+        }
     }
+    let (outputs, naming, fuel) = generated?;
+    Ok((meta, outputs, naming, fuel))
+}
+
+/// The generator's steps after `meta`: extract, render, trace, sources.
+fn generate_steps(
+    store: &mut Store<Sandbox>,
+    instance: &dyn Exports,
+    meta: &Meta,
+    tracing: bool,
+    sink: Sink,
+) -> Result<(Vec<Output>, Vec<String>, u64), Failure> {
+    let mut naming = Vec::new();
     let service = Arc::new(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
     );
     store
         .data_mut()
-        .set_templates(service, tracing, sink, &meta.name);
+        .set_templates(service, tracing, sink, &meta.name)?;
 
     let view = instance
         .extract(store)?
         .map_err(|e| reported("extract", e))?;
     settle_fuel(store)?;
-    if let Err(e) = serde_json::from_str::<serde_json::Value>(&view) {
+    // Checked, not kept: no tree is built.
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&view) {
         return Err(GeneratorErrorKind::Protocol(format!(
             "extract returned a view model that is not JSON: {e}"
         ))
         .into());
     }
 
-    let files = instance
-        .render(store, &view)?
-        .map_err(|e| reported("render", e))?;
+    let files = instance.render(store, &view)?;
+    // Every render finished first: one that failed to be traced or
+    // written came before whatever the generator returned.
+    if let Some(why) = store.data_mut().keeper_failure() {
+        return Err(why.into());
+    }
+    let files = files.map_err(|e| reported("render", e))?;
     settle_fuel(store)?;
     let limits = store.data().limits().clone();
     if files.len() > limits.max_outputs {
@@ -629,13 +669,14 @@ fn run_steps(
         let (text, rendered, kept) = match file.body {
             protocol::Body::Text(text) => (text, None, None),
             protocol::Body::Rendered(resource) => {
-                let (mut rendered, kept) =
+                let (mut rendered, slot) =
                     store.data_mut().take_rendered(resource).map_err(|e| {
                         GeneratorErrorKind::Protocol(format!(
                             "render returned {:?} with a rendered body the host does not know: {e}",
                             file.path
                         ))
                     })?;
+                let kept = slot.map(|slot| store.data_mut().kept(slot)).transpose()?;
                 // Traced already: the text moves to the output. Untraced,
                 // the render keeps it (and its context) for callers that
                 // trace it themselves.
@@ -770,7 +811,7 @@ fn run_steps(
     let sandbox = store.data();
     check_terms(sandbox.model(), sandbox.terms(), &outputs)?;
     let fuel = limits.fuel.saturating_sub(store.get_fuel()?);
-    Ok((meta, outputs, naming, fuel))
+    Ok((outputs, naming, fuel))
 }
 
 /// Finishes a render the sink kept, now that its output's path is known:

@@ -11,10 +11,11 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use crate::budget::Budget;
 use crate::capture::Capture;
 use crate::error::GeneratorErrorKind;
+use crate::keeper::{Finished, Keeper};
 use crate::limits::Limits;
 use crate::sink::{Blob, BlobWriter, Sink, Spill};
 use seams_model::{Model, QueryError};
-use seams_templates::{Rendered, Scopes, TemplateService, sidecar_head, sources_of};
+use seams_templates::{Rendered, Scopes, TemplateService};
 
 /// Bytes of seeded randomness; the stream cycles after this.
 const RANDOM_BYTES: usize = 64 << 10;
@@ -38,6 +39,21 @@ pub(crate) enum ServiceError {
     Query(String),
     /// The template could not be rendered.
     Template(String),
+}
+
+/// A render handed to the run's [`Keeper`] to be traced and written to
+/// its [`Sink`]: finished or not yet.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    /// The length of its text.
+    len: usize,
+    state: SlotState,
+}
+
+#[derive(Debug)]
+enum SlotState {
+    Waiting(u64),
+    Finished(Box<Finished>),
 }
 
 /// A render written to the run's [`Sink`] as soon as it was made: what
@@ -65,13 +81,13 @@ pub(crate) struct Sandbox {
     templates: Option<Arc<TemplateService>>,
     /// Whether each render is traced as it is made.
     tracing: bool,
-    /// Where renders go once made (and traced); `None` to keep them in
-    /// memory with the outputs.
-    spill: Option<Spill>,
-    /// The generator's name, for its sidecars.
-    generator: String,
-    /// Renders written to the sink, by handle.
-    kept: HashMap<u32, Kept>,
+    /// What traces renders and writes them to the run's sink as they
+    /// are made; `None` to keep them in memory with the outputs.
+    keeper: Option<Keeper>,
+    /// The sink's directory, for messages.
+    spill_dir: Option<std::path::PathBuf>,
+    /// Renders handed to the keeper, by handle.
+    kept: HashMap<u32, Slot>,
     /// Every model IRI the run's outputs cite, once: thousands of pages
     /// that each cite the same thousands of IRIs share their strings.
     terms: HashSet<Arc<str>>,
@@ -118,8 +134,8 @@ impl Sandbox {
             model,
             templates: None,
             tracing: false,
-            spill: None,
-            generator: String::new(),
+            keeper: None,
+            spill_dir: None,
             kept: HashMap::new(),
             terms: HashSet::new(),
             failure: None,
@@ -150,22 +166,52 @@ impl Sandbox {
     /// The generator's templates; with `tracing`, each render is traced
     /// as it is made, so that its context need not be kept; then written
     /// to `sink`, so that its text need not be kept either.
+    ///
+    /// # Errors
+    ///
+    /// The thread that finishes renders could not be started.
     pub(crate) fn set_templates(
         &mut self,
         templates: Arc<TemplateService>,
         tracing: bool,
         sink: Sink,
         generator: &str,
-    ) {
-        self.templates = Some(templates);
+    ) -> Result<(), GeneratorErrorKind> {
         self.tracing = tracing;
-        self.spill = Spill::of(&sink);
-        generator.clone_into(&mut self.generator);
+        if let Some(spill) = Spill::of(&sink) {
+            self.spill_dir = Some(spill.dir().to_owned());
+            let keeper = Keeper::start(
+                templates.clone(),
+                tracing,
+                spill,
+                generator,
+                self.budget.clone(),
+            )
+            .map_err(|e| {
+                GeneratorErrorKind::Internal(format!(
+                    "cannot start a thread to finish renders: {e}"
+                ))
+            })?;
+            self.keeper = Some(keeper);
+        }
+        self.templates = Some(templates);
+        Ok(())
     }
 
-    /// The failure of the host's own work, if that is what stopped the run.
+    /// The failure of the host's own work, if that is what stopped the run:
+    /// a render that failed to be traced or written comes first, as it
+    /// came before whatever the generator did after it.
     pub(crate) fn take_failure(&mut self) -> Option<GeneratorErrorKind> {
-        self.failure.take()
+        self.keeper_failure().or_else(|| self.failure.take())
+    }
+
+    /// Waits for every render handed to the keeper; the first that failed.
+    pub(crate) fn keeper_failure(&mut self) -> Option<GeneratorErrorKind> {
+        let keeper = self.keeper.as_mut()?;
+        if keeper.finish() {
+            return None;
+        }
+        keeper.take_failure()
     }
 
     pub(crate) fn take_log(&mut self) -> Vec<String> {
@@ -173,15 +219,42 @@ impl Sandbox {
     }
 
     /// The render behind a handle the generator returned, and what of it
-    /// went to the sink.
+    /// went to the sink (see [`Sandbox::kept`]).
     pub(crate) fn take_rendered(
         &mut self,
         resource: Resource<Rendered>,
-    ) -> Result<(Rendered, Option<Kept>), wasmtime::component::ResourceTableError> {
-        let kept = self.kept.remove(&resource.rep());
+    ) -> Result<(Rendered, Option<Slot>), wasmtime::component::ResourceTableError> {
+        let rep = resource.rep();
         let rendered = self.table.delete(resource)?;
+        let slot = self.kept.remove(&rep);
         self.rendered_live -= 1;
-        Ok((rendered, kept))
+        Ok((rendered, slot))
+    }
+
+    /// What of a render went to the sink, once it is finished.
+    ///
+    /// # Errors
+    ///
+    /// It, or a render before it, failed to be traced or written.
+    pub(crate) fn kept(&mut self, slot: Slot) -> Result<Kept, GeneratorErrorKind> {
+        let finished = match slot.state {
+            SlotState::Finished(finished) => *finished,
+            SlotState::Waiting(number) => self.wait(number)?,
+        };
+        Ok(Kept {
+            text: finished.text,
+            sidecar: finished.sidecar,
+            sources: self.intern_all(finished.sources),
+        })
+    }
+
+    fn wait(&mut self, number: u64) -> Result<Finished, GeneratorErrorKind> {
+        let keeper = self.keeper.as_mut().expect("a waiting render has a keeper");
+        keeper.wait(number).ok_or_else(|| {
+            keeper.take_failure().unwrap_or_else(|| {
+                GeneratorErrorKind::Internal("a render was not finished".to_owned())
+            })
+        })
     }
 
     /// `terms`, each as the run's one shared string.
@@ -202,32 +275,6 @@ impl Sandbox {
     /// Every term the run's outputs cite so far.
     pub(crate) fn terms(&self) -> impl Iterator<Item = &str> {
         self.terms.iter().map(|t| &**t)
-    }
-
-    /// Writes a finished render to the sink, leaving only its template's
-    /// name; `None` when the sink is memory.
-    fn keep(&mut self, rendered: &mut Rendered) -> std::io::Result<Option<Kept>> {
-        let Some(spill) = &self.spill else {
-            return Ok(None);
-        };
-        let mut text = BlobWriter::new(spill);
-        text.write(rendered.text.as_bytes())?;
-        let text = text.finish();
-        let (sidecar, sources) = match rendered.trace.take() {
-            Some(lines) => {
-                let mut sidecar = BlobWriter::new(spill);
-                sidecar.write(sidecar_head(&self.generator, &lines).as_bytes())?;
-                (Some(sidecar), self.intern_all(sources_of(&lines)))
-            }
-            None => (None, Vec::new()),
-        };
-        rendered.text = String::new();
-        rendered.shed();
-        Ok(Some(Kept {
-            text,
-            sidecar,
-            sources,
-        }))
     }
 
     fn trap(&mut self, violation: Violation, message: &'static str) -> wasmtime::Error {
@@ -344,6 +391,16 @@ impl Sandbox {
         }
     }
 
+    /// The model, shared with host work on other threads.
+    pub(crate) fn shared_model(&self) -> Arc<Model> {
+        self.model.clone()
+    }
+
+    /// The run's budget, for host work on other threads.
+    pub(crate) fn budget(&self) -> &Arc<Budget> {
+        &self.budget
+    }
+
     pub(crate) fn model(&self) -> &Model {
         &self.model
     }
@@ -362,16 +419,11 @@ impl Sandbox {
                 "render was called before meta".into(),
             )));
         };
+        if self.keeper.as_mut().is_some_and(Keeper::has_failed) {
+            return Err(self.keeper_trap());
+        }
         let context_bytes = context.len();
-        let context = match serde_json::from_str(context) {
-            Ok(context) => context,
-            Err(e) => {
-                return Ok(Err(ServiceError::Template(format!(
-                    "template {name}: the context is not JSON: {e}"
-                ))));
-            }
-        };
-        let mut rendered = match service.render(name, context) {
+        let mut rendered = match service.render_json(name, context) {
             Ok(rendered) => rendered,
             Err(e) => return Ok(Err(ServiceError::Template(e.to_string()))),
         };
@@ -380,70 +432,108 @@ impl Sandbox {
         // render does both again.
         let passes = if self.tracing { 2 } else { 1 };
         self.charge_fuel(passes * (context_bytes + rendered.text.len()))?;
-        if self.tracing {
-            // Written out, a render keeps only its sidecar: no scopes.
-            let scopes = match self.spill {
-                None => Scopes::Kept,
-                Some(_) => Scopes::Dropped,
-            };
-            match service.trace_with(&rendered, scopes) {
-                Ok(lines) => {
-                    rendered.trace = Some(lines);
-                    rendered.shed();
-                }
-                Err(e) => {
-                    self.failure = Some(e.into());
-                    return Err(wasmtime::Error::new(HostTrap("the tracing render failed")));
-                }
-            }
-            self.check_deadline()?;
-        }
-        self.rendered_bytes = self.rendered_bytes.saturating_add(rendered.text.len());
+        let len = rendered.text.len();
+        self.rendered_bytes = self.rendered_bytes.saturating_add(len);
         if self.rendered_bytes > self.limits.max_output_bytes {
             return Err(self.trap(Violation::OutputSize, "rendered output cap reached"));
         }
-        let kept = match self.keep(&mut rendered) {
-            Ok(kept) => kept,
-            Err(e) => {
-                self.failure = Some(self.write_failure(&e));
-                return Err(wasmtime::Error::new(HostTrap(
-                    "a render could not be written",
-                )));
+        let slot = match &mut self.keeper {
+            // Traced and written on the keeper's thread, while the
+            // generator goes on.
+            Some(keeper) => match keeper.submit(rendered.detach()) {
+                Some(number) => Some(Slot {
+                    len,
+                    state: SlotState::Waiting(number),
+                }),
+                None => return Err(self.keeper_trap()),
+            },
+            None if self.tracing => {
+                match service.trace_with(&rendered, Scopes::Kept) {
+                    Ok(lines) => {
+                        rendered.trace = Some(lines);
+                        rendered.shed();
+                    }
+                    Err(e) => {
+                        self.failure = Some(e.into());
+                        return Err(wasmtime::Error::new(HostTrap("the tracing render failed")));
+                    }
+                }
+                self.check_deadline()?;
+                None
             }
+            None => None,
         };
         let handle = self.table.push(rendered)?;
-        if let Some(kept) = kept {
-            self.kept.insert(handle.rep(), kept);
+        if let Some(slot) = slot {
+            self.kept.insert(handle.rep(), slot);
         }
         self.rendered_live += 1;
         Ok(Ok(handle))
+    }
+
+    /// The trap for a render the keeper failed to finish (or could not
+    /// take), its failure recorded.
+    fn keeper_trap(&mut self) -> wasmtime::Error {
+        if let Some(why) = self.keeper.as_mut().and_then(Keeper::take_failure) {
+            self.failure = Some(why);
+        }
+        wasmtime::Error::new(HostTrap("a render could not be traced or written"))
     }
 
     pub(crate) fn rendered_text(
         &mut self,
         rendered: &Resource<Rendered>,
     ) -> wasmtime::Result<String> {
+        let rep = rendered.rep();
         let text = self.table.get(rendered)?.text.clone();
-        let Some(kept) = self.kept.get(&rendered.rep()) else {
+        let Some(slot) = self.kept.remove(&rep) else {
             return Ok(text);
         };
-        // Kept already: read back (it was a string when kept).
-        match kept.text.read() {
-            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-            Err(e) => {
-                self.failure = Some(self.write_failure(&e));
-                Err(wasmtime::Error::new(HostTrap(
-                    "a written render could not be read back",
-                )))
-            }
-        }
+        let finished = match slot.state {
+            SlotState::Finished(finished) => *finished,
+            SlotState::Waiting(number) => match self.wait(number) {
+                Ok(finished) => finished,
+                Err(why) => {
+                    self.failure = Some(why);
+                    return Err(wasmtime::Error::new(HostTrap(
+                        "a render could not be traced or written",
+                    )));
+                }
+            },
+        };
+        // Written already: read back (it was a string when written).
+        let read = finished
+            .text
+            .read()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        self.kept.insert(
+            rep,
+            Slot {
+                len: slot.len,
+                state: SlotState::Finished(Box::new(finished)),
+            },
+        );
+        read.map_err(|e| {
+            self.failure = Some(self.write_failure(&e));
+            wasmtime::Error::new(HostTrap("a written render could not be read back"))
+        })
     }
 
     pub(crate) fn drop_rendered(&mut self, rendered: Resource<Rendered>) -> wasmtime::Result<()> {
-        let kept = self.kept.remove(&rendered.rep());
+        let slot = self.kept.remove(&rendered.rep());
         let r = self.table.delete(rendered)?;
         self.rendered_live -= 1;
-        let len = kept.map_or(r.text.len(), |k| k.text.len());
+        let len = slot.as_ref().map_or(r.text.len(), |s| s.len);
+        if let (
+            Some(Slot {
+                state: SlotState::Waiting(number),
+                ..
+            }),
+            Some(keeper),
+        ) = (&slot, &mut self.keeper)
+        {
+            keeper.discard(*number);
+        }
         self.rendered_bytes = self.rendered_bytes.saturating_sub(len);
         Ok(())
     }
@@ -451,9 +541,9 @@ impl Sandbox {
     /// The failure of writing to (or reading from) the sink.
     pub(crate) fn write_failure(&self, e: &std::io::Error) -> GeneratorErrorKind {
         let dir = self
-            .spill
+            .spill_dir
             .as_ref()
-            .map(|spill| spill.dir().display().to_string())
+            .map(|dir| dir.display().to_string())
             .unwrap_or_default();
         GeneratorErrorKind::Write {
             dir,

@@ -113,28 +113,56 @@ impl TemplateService {
         name: &str,
         context: serde_json::Value,
     ) -> Result<Rendered, TemplateError> {
-        let error = |message: String| TemplateError {
+        if !context.is_object() {
+            return Err(not_an_object(name));
+        }
+        self.render_value(name, Value::from(minijinja::value::Serde(&context)))
+    }
+
+    /// Renders template `name` with `context`, the text of a JSON object,
+    /// read straight into the template engine's values: no JSON tree is
+    /// built on the way (that was a third of a page's cost).
+    ///
+    /// # Errors
+    ///
+    /// As [`TemplateService::render`], and a context that is not JSON.
+    pub fn render_json(&self, name: &str, context: &str) -> Result<Rendered, TemplateError> {
+        let value: Value = serde_json::from_str(context).map_err(|e| TemplateError {
             template: name.to_owned(),
             line: None,
-            message,
-        };
-        if !context.is_object() {
-            return Err(error("the context must be a JSON object".into()));
+            message: format!("the context is not JSON: {e}"),
+        })?;
+        if value.kind() != minijinja::value::ValueKind::Map {
+            return Err(not_an_object(name));
         }
-        let template = self.env.get_template(name).map_err(|_| {
-            error(format!(
+        self.render_value(name, value)
+    }
+
+    /// The normal render of `rendered`'s template and context once more:
+    /// for measuring the render against the tracing render.
+    ///
+    /// # Errors
+    ///
+    /// As [`TemplateService::render`].
+    pub fn render_again(&self, rendered: &Rendered) -> Result<Rendered, TemplateError> {
+        self.render_value(&rendered.template, rendered.value.clone())
+    }
+
+    fn render_value(&self, name: &str, value: Value) -> Result<Rendered, TemplateError> {
+        let template = self.env.get_template(name).map_err(|_| TemplateError {
+            template: name.to_owned(),
+            line: None,
+            message: format!(
                 "no such template; the generator's templates are: {}",
                 self.sources.keys().cloned().collect::<Vec<_>>().join(", ")
-            ))
+            ),
         })?;
-        let value = Value::from(minijinja::value::Serde(&context));
         let text = template
             .render(value.clone())
             .map_err(|e| TemplateError::from_minijinja(name, &e))?;
         Ok(Rendered {
             trace: None,
             template: name.to_owned(),
-            context,
             value,
             text,
         })
@@ -184,7 +212,7 @@ impl TemplateService {
             });
         }
         let traced = self.render_traced(rendered)?;
-        let root = json_view_iris(&rendered.context).unwrap_or_default();
+        let root = view_iris(&rendered.value).unwrap_or_default();
         let st = self.state.lock().expect("trace state");
         parse_traced(
             name,
@@ -325,8 +353,8 @@ fn parse_traced(
                     templates.push(origin);
                 }
             }
-            if let Some(iris) = info.owner.as_ref().and_then(view_iris) {
-                terms.extend(iris);
+            if let Some(owner) = &info.owner {
+                add_view_iris(owner, &mut terms);
             }
         }
         let scope = || {
@@ -365,6 +393,14 @@ fn parse_traced(
         });
     }
     Ok(out)
+}
+
+fn not_an_object(name: &str) -> TemplateError {
+    TemplateError {
+        template: name.to_owned(),
+        line: None,
+        message: "the context must be a JSON object".into(),
+    }
 }
 
 fn environment(syntax: Syntax) -> Environment<'static> {
@@ -444,7 +480,24 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
         if let Some(inner) = &mark.value {
             minijinja::escape_formatter(out, state, inner)?;
         }
-        write!(out, "{SENTINEL_OPEN}{}{SENTINEL_CLOSE}", mark.index).map_err(Error::from)
+        use std::fmt::Write as _;
+        // Printed for every value and line: digits by hand, not `write!`.
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = mark.index;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+        out.write_char(SENTINEL_OPEN)
+            .and_then(|()| out.write_str(digits))
+            .and_then(|()| out.write_char(SENTINEL_CLOSE))
+            .map_err(Error::from)
     });
     env
 }
@@ -463,6 +516,36 @@ fn origin_id(arg: Option<&Value>, state: &TraceState) -> Result<usize, Error> {
         })
 }
 
+/// Adds a view object's IRIs (its `iri` and `origins`, when it is one)
+/// to `terms`, copying only those not there yet: most lines cite the same
+/// few objects many times.
+fn add_view_iris(value: &Value, terms: &mut BTreeSet<String>) {
+    if value.kind() != minijinja::value::ValueKind::Map {
+        return;
+    }
+    let Ok(iri) = value.get_attr("iri") else {
+        return;
+    };
+    let Some(iri) = iri.as_str() else {
+        return;
+    };
+    let mut add = |term: &str| {
+        if !terms.contains(term) {
+            terms.insert(term.to_owned());
+        }
+    };
+    add(iri);
+    if let Ok(origins) = value.get_attr("origins")
+        && let Ok(items) = origins.try_iter()
+    {
+        for origin in items {
+            if let Some(origin) = origin.as_str() {
+                add(origin);
+            }
+        }
+    }
+}
+
 /// A view object's IRIs: its `iri` and `origins`, when it is one.
 fn view_iris(value: &Value) -> Option<Vec<String>> {
     if value.kind() != minijinja::value::ValueKind::Map {
@@ -474,15 +557,6 @@ fn view_iris(value: &Value) -> Option<Vec<String>> {
         && let Ok(items) = origins.try_iter()
     {
         iris.extend(items.filter_map(|o| o.as_str().map(str::to_owned)));
-    }
-    Some(iris)
-}
-
-/// A view object's IRIs, read off JSON.
-fn json_view_iris(value: &serde_json::Value) -> Option<Vec<String>> {
-    let mut iris = vec![value.get("iri")?.as_str()?.to_owned()];
-    if let Some(origins) = value.get("origins").and_then(|o| o.as_array()) {
-        iris.extend(origins.iter().filter_map(|o| o.as_str().map(str::to_owned)));
     }
     Some(iris)
 }
@@ -621,10 +695,8 @@ fn is_map(value: &Value) -> bool {
 pub struct Rendered {
     /// The template rendered.
     pub template: String,
-    /// The context it was rendered with.
-    pub context: serde_json::Value,
-    /// The context as the template engine saw it, kept so that the
-    /// tracing render need not convert it again.
+    /// The context it was rendered with, as the template engine saw it,
+    /// kept for the tracing render.
     value: Value,
     /// The output.
     pub text: String,
@@ -634,12 +706,22 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    /// Frees what only the tracing render needs, the context in both its
-    /// forms: call it once the text is traced. The template's name and the
-    /// text stay.
+    /// Frees what only the tracing render needs, the context: call it
+    /// once the text is traced. The template's name and the text stay.
     pub fn shed(&mut self) {
-        self.context = serde_json::Value::Null;
         self.value = Value::UNDEFINED;
+    }
+
+    /// Moves the text, context and trace out into a render of their own,
+    /// leaving this one only the template's name: for finishing the render
+    /// on another thread while its handle stays with the generator.
+    pub fn detach(&mut self) -> Rendered {
+        Rendered {
+            template: self.template.clone(),
+            value: std::mem::replace(&mut self.value, Value::UNDEFINED),
+            text: std::mem::take(&mut self.text),
+            trace: self.trace.take(),
+        }
     }
 }
 

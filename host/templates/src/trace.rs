@@ -55,16 +55,51 @@ impl Trace {
 /// The start of a sidecar's text, up to its lines: what a render's trace
 /// gives before the output's path is known. [`sidecar_tail`] completes it.
 pub fn sidecar_head(generator: &str, lines: &[TraceLine]) -> String {
-    #[derive(Serialize)]
-    struct Head<'a> {
-        generator: &'a str,
-        lines: &'a [TraceLine],
+    // Written by hand in serde_json's pretty layout (the tests compare the
+    // two): it is a tenth of a traced run's work, and serde's pretty
+    // printer spends most of it on indentation.
+    let mut out = Vec::with_capacity(40 + lines.len() * 160);
+    out.extend_from_slice(b"{\n  \"generator\": ");
+    json_string(&mut out, generator);
+    out.extend_from_slice(b",\n  \"lines\": [");
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\n    {\n      \"line\": ");
+        out.extend_from_slice(line.line.to_string().as_bytes());
+        out.extend_from_slice(b",\n      \"templates\": ");
+        json_strings(&mut out, &line.templates);
+        out.extend_from_slice(b",\n      \"terms\": ");
+        json_strings(&mut out, &line.terms);
+        out.extend_from_slice(b"\n    }");
     }
-    let mut text =
-        serde_json::to_string_pretty(&Head { generator, lines }).expect("a trace serializes");
-    // The object stays open for the fields that follow `lines`.
-    text.truncate(text.len() - "\n}".len());
-    text
+    if !lines.is_empty() {
+        out.extend_from_slice(b"\n  ");
+    }
+    out.push(b']');
+    String::from_utf8(out).expect("JSON written from strings is UTF-8")
+}
+
+/// A list of strings as a line's field, in the pretty layout.
+fn json_strings(out: &mut Vec<u8>, items: &[String]) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\n        ");
+        json_string(out, item);
+    }
+    if !items.is_empty() {
+        out.extend_from_slice(b"\n      ");
+    }
+    out.push(b']');
+}
+
+/// A JSON string, escaped as serde_json escapes it.
+fn json_string(out: &mut Vec<u8>, text: &str) {
+    serde_json::to_writer(out, text).expect("a string serializes");
 }
 
 /// The end of a sidecar's text, after [`sidecar_head`]: the output's path
@@ -186,6 +221,17 @@ mod tests {
                 "g",
                 vec![line(1, &["urn:a"]), line(3, &["urn:b", "urn:c"])],
                 "\u{e9}\n.txt",
+            ),
+            (
+                "a \"quoted\" \\ generator\u{1}\t",
+                vec![
+                    line(12, &["urn:x?q=\"1\"&b=\\", "urn:\u{7f}\u{2028}\u{1f600}"]),
+                    TraceLine {
+                        templates: vec![],
+                        ..line(100, &[])
+                    },
+                ],
+                "x.txt",
             ),
         ] {
             let trace = Trace {

@@ -1,0 +1,315 @@
+//! Finishes each render on a thread of its own while the generator goes
+//! on: traces it (the second, tracing render of ADR-0019) and writes its
+//! text and its sidecar's start to the run's sink. Tracing and writing are
+//! as much work as the render itself and need nothing from the generator,
+//! so on a machine with a second core they cost the run little time.
+//!
+//! Renders are finished in the order they were made, and a failure stops
+//! the finishing: the run reports the first render that failed, whatever
+//! the generator did after it, so a run fails the same way however the two
+//! threads were scheduled. The queue is short, so at most a few renders
+//! wait in memory; the thread charges what it allocates to the run's
+//! budget and stops with it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::Duration;
+
+use seams_templates::{Rendered, Scopes, TemplateService, sidecar_head, sources_of};
+
+use crate::budget::{self, Budget};
+use crate::error::GeneratorErrorKind;
+use crate::sink::{Blob, BlobWriter, Spill};
+
+/// How many made renders may wait to be finished: enough to keep both
+/// threads busy, few enough that waiting renders stay a small share of
+/// the run's memory.
+const QUEUE: usize = 4;
+
+/// A render, finished: its text and sidecar start written, the model
+/// terms its trace cites.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    pub(crate) text: Blob,
+    pub(crate) sidecar: Option<BlobWriter>,
+    pub(crate) sources: Vec<String>,
+}
+
+/// What the finishing thread needs, owned.
+struct Work {
+    service: Arc<TemplateService>,
+    tracing: bool,
+    spill: Spill,
+    generator: String,
+}
+
+struct Job {
+    number: u64,
+    rendered: Rendered,
+}
+
+struct Done {
+    number: u64,
+    result: Result<Finished, GeneratorErrorKind>,
+}
+
+/// The run's finishing thread, seen from the generator's thread.
+pub(crate) struct Keeper {
+    jobs: Option<SyncSender<Job>>,
+    done: Receiver<Done>,
+    /// The number the next render gets.
+    next: u64,
+    /// Renders finished before they were asked for, by number.
+    ready: HashMap<u64, Finished>,
+    /// Renders the generator dropped before they were finished.
+    abandoned: HashSet<u64>,
+    /// The first render that failed, and why; renders after it are not
+    /// finished.
+    failed: Option<(u64, Option<GeneratorErrorKind>)>,
+    /// How many results have come back.
+    received: u64,
+    budget: Arc<Budget>,
+}
+
+impl Keeper {
+    /// Starts the finishing thread, charged to `budget`.
+    pub(crate) fn start(
+        service: Arc<TemplateService>,
+        tracing: bool,
+        spill: Spill,
+        generator: &str,
+        budget: Arc<Budget>,
+    ) -> std::io::Result<Keeper> {
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
+        let (report, done) = std::sync::mpsc::channel::<Done>();
+        let run = budget.clone();
+        let work = Work {
+            service,
+            tracing,
+            spill,
+            generator: generator.to_owned(),
+        };
+        std::thread::Builder::new()
+            .name("seams-keeper".to_owned())
+            .spawn(move || {
+                let _entered = run.enter();
+                budget::enforced(|| work.serve(&queue, &report, &run));
+            })?;
+        Ok(Keeper {
+            jobs: Some(jobs),
+            done,
+            next: 0,
+            ready: HashMap::new(),
+            abandoned: HashSet::new(),
+            failed: None,
+            received: 0,
+            budget,
+        })
+    }
+
+    /// Hands `rendered` over to be finished, waiting while the queue is
+    /// full; its number, or `None` once a render has failed.
+    pub(crate) fn submit(&mut self, rendered: Rendered) -> Option<u64> {
+        self.collect();
+        if self.failed.is_some() {
+            return None;
+        }
+        let number = self.next;
+        let mut job = Job { number, rendered };
+        loop {
+            let Some(jobs) = &self.jobs else {
+                return None;
+            };
+            match jobs.try_send(job) {
+                Ok(()) => break,
+                Err(TrySendError::Full(back)) => {
+                    job = back;
+                    // Results come back while the queue drains.
+                    if !self.receive(Some(Duration::from_millis(50))) {
+                        return None;
+                    }
+                }
+                Err(TrySendError::Disconnected(_)) => {
+                    self.lost();
+                    return None;
+                }
+            }
+        }
+        self.next += 1;
+        Some(number)
+    }
+
+    /// Render `number`, finished; `None` when it or an earlier render
+    /// failed (see [`Keeper::take_failure`]).
+    pub(crate) fn wait(&mut self, number: u64) -> Option<Finished> {
+        loop {
+            if let Some(finished) = self.ready.remove(&number) {
+                return Some(finished);
+            }
+            if self.failed.as_ref().is_some_and(|(at, _)| *at <= number) {
+                return None;
+            }
+            if !self.receive(None) {
+                return None;
+            }
+        }
+    }
+
+    /// Forgets render `number`: the generator dropped it.
+    pub(crate) fn discard(&mut self, number: u64) {
+        if self.ready.remove(&number).is_none() {
+            self.abandoned.insert(number);
+        }
+    }
+
+    /// Whether a render has failed, from the results back so far.
+    pub(crate) fn has_failed(&mut self) -> bool {
+        self.collect();
+        self.failed.is_some()
+    }
+
+    /// Waits until every render handed over is finished; false when one
+    /// failed.
+    pub(crate) fn finish(&mut self) -> bool {
+        while self.received < self.next && self.failed.is_none() {
+            if !self.receive(None) {
+                break;
+            }
+        }
+        self.failed.is_none()
+    }
+
+    /// Why the first failed render failed; asked once.
+    pub(crate) fn take_failure(&mut self) -> Option<GeneratorErrorKind> {
+        self.failed.as_mut().and_then(|(_, why)| why.take())
+    }
+
+    /// Takes every result already back.
+    fn collect(&mut self) {
+        while self.received < self.next
+            && self.failed.is_none()
+            && self.receive(Some(Duration::ZERO))
+        {}
+    }
+
+    /// Takes one result, waiting up to `wait` (until one comes when
+    /// `None`); false when none came, or none can come.
+    fn receive(&mut self, wait: Option<Duration>) -> bool {
+        let done = match wait {
+            None => loop {
+                match self.done.recv_timeout(Duration::from_millis(100)) {
+                    // A stopped budget stops the finishing thread for good.
+                    Err(RecvTimeoutError::Timeout) if self.budget.stopped().is_some() => {
+                        break Err(RecvTimeoutError::Disconnected);
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    other => break other,
+                }
+            },
+            Some(wait) if wait.is_zero() => self.done.try_recv().map_err(|e| match e {
+                std::sync::mpsc::TryRecvError::Empty => RecvTimeoutError::Timeout,
+                std::sync::mpsc::TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
+            }),
+            Some(wait) => self.done.recv_timeout(wait),
+        };
+        match done {
+            Ok(Done { number, result }) => {
+                self.received += 1;
+                match result {
+                    Ok(finished) => {
+                        if !self.abandoned.remove(&number) {
+                            self.ready.insert(number, finished);
+                        }
+                    }
+                    Err(why) => {
+                        if self.failed.is_none() {
+                            self.failed = Some((number, Some(why)));
+                        }
+                    }
+                }
+                true
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                wait.is_some_and(|w| !w.is_zero()) && self.budget.stopped().is_none()
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                self.lost();
+                false
+            }
+        }
+    }
+
+    /// The thread is gone without saying why: it panicked past its catch,
+    /// or its budget stopped it (then the run is reported stopped anyway).
+    fn lost(&mut self) {
+        self.jobs = None;
+        if self.failed.is_none() {
+            self.failed = Some((
+                self.received,
+                Some(GeneratorErrorKind::Internal(
+                    "the thread finishing renders ended early".to_owned(),
+                )),
+            ));
+        }
+    }
+}
+
+impl Work {
+    /// Finishes jobs in order until the generator's side hangs up; after a
+    /// failure, takes no more.
+    fn serve(
+        &self,
+        queue: &Receiver<Job>,
+        report: &std::sync::mpsc::Sender<Done>,
+        budget: &Budget,
+    ) {
+        loop {
+            let job = match queue.recv_timeout(Duration::from_millis(100)) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Timeout) if budget.stopped().is_none() => continue,
+                Err(_) => return,
+            };
+            let Job { number, rendered } = job;
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.finish(rendered)))
+                    .unwrap_or_else(|payload| Err(GeneratorErrorKind::from_panic(&*payload)));
+            let failed = result.is_err();
+            if report.send(Done { number, result }).is_err() || failed {
+                return;
+            }
+        }
+    }
+
+    fn finish(&self, rendered: Rendered) -> Result<Finished, GeneratorErrorKind> {
+        let lines = if self.tracing {
+            // Written out, a render keeps only its sidecar: no scopes.
+            Some(self.service.trace_with(&rendered, Scopes::Dropped)?)
+        } else {
+            None
+        };
+        let written = |e: std::io::Error| GeneratorErrorKind::Write {
+            dir: self.spill.dir().display().to_string(),
+            message: e.to_string(),
+        };
+        let mut text = BlobWriter::new(&self.spill);
+        text.write(rendered.text.as_bytes()).map_err(written)?;
+        let text = text.finish();
+        drop(rendered);
+        let (sidecar, sources) = match lines {
+            Some(lines) => {
+                let mut sidecar = BlobWriter::new(&self.spill);
+                sidecar
+                    .write(sidecar_head(&self.generator, &lines).as_bytes())
+                    .map_err(written)?;
+                (Some(sidecar), sources_of(&lines))
+            }
+            None => (None, Vec::new()),
+        };
+        Ok(Finished {
+            text,
+            sidecar,
+            sources,
+        })
+    }
+}
