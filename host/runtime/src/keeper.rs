@@ -4,12 +4,16 @@
 //! as much work as the render itself and need nothing from the generator,
 //! so on a machine with a second core they cost the run little time.
 //!
-//! Renders are finished in the order they were made, and a failure stops
-//! the finishing: the run reports the first render that failed, whatever
-//! the generator did after it, so a run fails the same way however the two
-//! threads were scheduled. The queue is short, so at most a few renders
-//! wait in memory; the thread charges what it allocates to the run's
-//! budget and stops with it.
+//! When the queue is full, the generator's thread finishes the render
+//! itself rather than wait, so that both cores stay busy whichever side
+//! has more to do (tracing, with its second render, is more work than the
+//! generator's own between two renders).
+//!
+//! A failure stops the finishing: the run reports the first render that
+//! failed, whatever the generator did after it, so a run fails the same
+//! way however the threads were scheduled. The queue is short, so at most
+//! a few renders wait in memory; the thread charges what it allocates to
+//! the run's budget and stops with it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -54,8 +58,19 @@ struct Done {
     result: Result<Finished, GeneratorErrorKind>,
 }
 
+/// A render handed to the keeper.
+pub(crate) enum Handed {
+    /// Queued, under this number.
+    Queued(u64),
+    /// Finished on the generator's thread: the queue was full.
+    Finished(Box<Finished>),
+}
+
 /// The run's finishing thread, seen from the generator's thread.
 pub(crate) struct Keeper {
+    /// What finishes renders on the generator's thread, with the run's
+    /// own template service.
+    here: Work,
     jobs: Option<SyncSender<Job>>,
     done: Receiver<Done>,
     /// The number the next render gets.
@@ -73,9 +88,12 @@ pub(crate) struct Keeper {
 }
 
 impl Keeper {
-    /// Starts the finishing thread, charged to `budget`.
+    /// Starts the finishing thread, charged to `budget`. `service` is the
+    /// run's; the thread traces with a copy of its own, `copy`, so that
+    /// both threads may trace at once.
     pub(crate) fn start(
         service: Arc<TemplateService>,
+        copy: TemplateService,
         tracing: bool,
         spill: Spill,
         generator: &str,
@@ -84,8 +102,14 @@ impl Keeper {
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
         let (report, done) = std::sync::mpsc::channel::<Done>();
         let run = budget.clone();
-        let work = Work {
+        let here = Work {
             service,
+            tracing,
+            spill: spill.clone(),
+            generator: generator.to_owned(),
+        };
+        let work = Work {
+            service: Arc::new(copy),
             tracing,
             spill,
             generator: generator.to_owned(),
@@ -97,6 +121,7 @@ impl Keeper {
                 budget::enforced(|| work.serve(&queue, &report, &run));
             })?;
         Ok(Keeper {
+            here,
             jobs: Some(jobs),
             done,
             next: 0,
@@ -108,36 +133,35 @@ impl Keeper {
         })
     }
 
-    /// Hands `rendered` over to be finished, waiting while the queue is
-    /// full; its number, or `None` once a render has failed.
-    pub(crate) fn submit(&mut self, rendered: Rendered) -> Option<u64> {
+    /// Hands `rendered` over to be finished: queued, or finished here
+    /// when the queue is full; `None` once a render has failed.
+    pub(crate) fn submit(&mut self, rendered: Rendered) -> Option<Handed> {
         self.collect();
         if self.failed.is_some() {
             return None;
         }
         let number = self.next;
-        let mut job = Job { number, rendered };
-        loop {
-            let Some(jobs) = &self.jobs else {
-                return None;
-            };
-            match jobs.try_send(job) {
-                Ok(()) => break,
-                Err(TrySendError::Full(back)) => {
-                    job = back;
-                    // Results come back while the queue drains.
-                    if !self.receive(Some(Duration::from_millis(50))) {
-                        return None;
+        let jobs = self.jobs.as_ref()?;
+        match jobs.try_send(Job { number, rendered }) {
+            Ok(()) => {
+                self.next += 1;
+                Some(Handed::Queued(number))
+            }
+            Err(TrySendError::Full(job)) => match self.here.finish(job.rendered) {
+                Ok(finished) => Some(Handed::Finished(Box::new(finished))),
+                Err(why) => {
+                    // A queued render's failure came before this one.
+                    if self.finish() {
+                        self.failed = Some((number, Some(why)));
                     }
+                    None
                 }
-                Err(TrySendError::Disconnected(_)) => {
-                    self.lost();
-                    return None;
-                }
+            },
+            Err(TrySendError::Disconnected(_)) => {
+                self.lost();
+                None
             }
         }
-        self.next += 1;
-        Some(number)
     }
 
     /// Render `number`, finished; `None` when it or an earlier render
@@ -150,7 +174,7 @@ impl Keeper {
             if self.failed.as_ref().is_some_and(|(at, _)| *at <= number) {
                 return None;
             }
-            if !self.receive(None) {
+            if !self.receive(true) {
                 return None;
             }
         }
@@ -173,7 +197,7 @@ impl Keeper {
     /// failed.
     pub(crate) fn finish(&mut self) -> bool {
         while self.received < self.next && self.failed.is_none() {
-            if !self.receive(None) {
+            if !self.receive(true) {
                 break;
             }
         }
@@ -187,17 +211,14 @@ impl Keeper {
 
     /// Takes every result already back.
     fn collect(&mut self) {
-        while self.received < self.next
-            && self.failed.is_none()
-            && self.receive(Some(Duration::ZERO))
-        {}
+        while self.received < self.next && self.failed.is_none() && self.receive(false) {}
     }
 
-    /// Takes one result, waiting up to `wait` (until one comes when
-    /// `None`); false when none came, or none can come.
-    fn receive(&mut self, wait: Option<Duration>) -> bool {
-        let done = match wait {
-            None => loop {
+    /// Takes one result, waiting for it when `block`; false when none
+    /// came, or none can come.
+    fn receive(&mut self, block: bool) -> bool {
+        let done = match block {
+            true => loop {
                 match self.done.recv_timeout(Duration::from_millis(100)) {
                     // A stopped budget stops the finishing thread for good.
                     Err(RecvTimeoutError::Timeout) if self.budget.stopped().is_some() => {
@@ -207,11 +228,10 @@ impl Keeper {
                     other => break other,
                 }
             },
-            Some(wait) if wait.is_zero() => self.done.try_recv().map_err(|e| match e {
+            false => self.done.try_recv().map_err(|e| match e {
                 std::sync::mpsc::TryRecvError::Empty => RecvTimeoutError::Timeout,
                 std::sync::mpsc::TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
             }),
-            Some(wait) => self.done.recv_timeout(wait),
         };
         match done {
             Ok(Done { number, result }) => {
@@ -230,9 +250,7 @@ impl Keeper {
                 }
                 true
             }
-            Err(RecvTimeoutError::Timeout) => {
-                wait.is_some_and(|w| !w.is_zero()) && self.budget.stopped().is_none()
-            }
+            Err(RecvTimeoutError::Timeout) => false,
             Err(RecvTimeoutError::Disconnected) => {
                 self.lost();
                 false
@@ -311,5 +329,99 @@ impl Work {
             sidecar,
             sources,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sink::Sink;
+    use std::time::Instant;
+
+    #[test]
+    fn every_render_is_finished_alike_whether_queued_or_finished_here_and_in_order_of_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::of(&Sink::Files {
+            dir: dir.path().to_owned(),
+            hold_bytes: 1 << 20,
+        })
+        .unwrap();
+        let service = Arc::new(
+            TemplateService::new(
+                [
+                    (
+                        "a.txt".to_owned(),
+                        "{% for x in xs %}\n- {{ x }}\n{% endfor %}\n".to_owned(),
+                    ),
+                    (
+                        "bad.txt".to_owned(),
+                        "one\n{% filter length %}abc{% endfilter %}\n".to_owned(),
+                    ),
+                ],
+                seams_templates::Syntax::Jinja,
+            )
+            .unwrap(),
+        );
+        let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(600));
+        let _entered = budget.enter();
+        let start = |budget: &Arc<Budget>| {
+            Keeper::start(
+                service.clone(),
+                service.duplicate().unwrap(),
+                true,
+                spill.clone(),
+                "g",
+                budget.clone(),
+            )
+            .unwrap()
+        };
+
+        // Many renders in a row: the queue fills, and the rest are
+        // finished here; each gives the same text and sidecar either way.
+        let mut keeper = start(&budget);
+        let mut handed = Vec::new();
+        for n in 0..200 {
+            let context = format!("{{\"xs\": [{n}, {}]}}", n + 1);
+            let mut rendered = service.render_json("a.txt", &context).unwrap();
+            handed.push((n, keeper.submit(rendered.detach()).unwrap()));
+        }
+        for (n, handed) in handed {
+            let finished = match handed {
+                Handed::Queued(number) => keeper.wait(number).unwrap(),
+                Handed::Finished(finished) => *finished,
+            };
+            let text = format!("- {n}\n- {}\n", n + 1);
+            assert_eq!(&*finished.text.read().unwrap(), text.as_bytes());
+            let sidecar = finished.sidecar.unwrap().finish();
+            let head = String::from_utf8(sidecar.read().unwrap().into_owned()).unwrap();
+            assert!(head.contains("\"a.txt:2\""), "{head}");
+        }
+        assert!(keeper.finish());
+
+        // A render that cannot be traced: it is the failure, however many
+        // renders follow it and wherever they are finished.
+        let mut keeper = start(&budget);
+        let bad = service.render_json("bad.txt", "{}").unwrap();
+        let mut bad = Some(bad);
+        for n in 0..50 {
+            let mut rendered = match bad.take() {
+                Some(bad) => bad,
+                None => service
+                    .render_json("a.txt", &format!("{{\"xs\": [{n}]}}"))
+                    .unwrap(),
+            };
+            let _ = keeper.submit(rendered.detach());
+        }
+        assert!(!keeper.finish());
+        let why = keeper.take_failure().unwrap().to_string();
+        assert!(
+            why.contains("template bad.txt") && why.contains("output line 2"),
+            "{why}"
+        );
+        assert!(
+            keeper
+                .submit(service.render_json("a.txt", "{\"xs\": []}").unwrap())
+                .is_none()
+        );
     }
 }
