@@ -25,6 +25,7 @@ use seams_templates::{Rendered, Scopes, TemplateService, sidecar_head, sources_o
 use crate::budget::{self, Budget};
 use crate::error::GeneratorErrorKind;
 use crate::sink::{Blob, BlobWriter, Spill};
+use crate::terms::Terms;
 
 /// How many made renders may wait to be finished: enough to keep both
 /// threads busy, few enough that waiting renders stay a small share of
@@ -37,7 +38,7 @@ const QUEUE: usize = 4;
 pub(crate) struct Finished {
     pub(crate) text: Blob,
     pub(crate) sidecar: Option<BlobWriter>,
-    pub(crate) sources: Vec<String>,
+    pub(crate) sources: Vec<Arc<str>>,
 }
 
 /// What the finishing thread needs, owned.
@@ -46,6 +47,7 @@ struct Work {
     tracing: bool,
     spill: Spill,
     generator: String,
+    terms: Terms,
 }
 
 struct Job {
@@ -97,6 +99,7 @@ impl Keeper {
         tracing: bool,
         spill: Spill,
         generator: &str,
+        terms: Terms,
         budget: Arc<Budget>,
     ) -> std::io::Result<Keeper> {
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
@@ -107,12 +110,14 @@ impl Keeper {
             tracing,
             spill: spill.clone(),
             generator: generator.to_owned(),
+            terms: terms.clone(),
         };
         let work = Work {
             service: Arc::new(copy),
             tracing,
             spill,
             generator: generator.to_owned(),
+            terms,
         };
         std::thread::Builder::new()
             .name("seams-keeper".to_owned())
@@ -320,7 +325,7 @@ impl Work {
                 sidecar
                     .write(sidecar_head(&self.generator, &lines).as_bytes())
                     .map_err(written)?;
-                (Some(sidecar), sources_of(&lines))
+                (Some(sidecar), self.terms.intern_all(sources_of(&lines)))
             }
             None => (None, Vec::new()),
         };
@@ -371,6 +376,7 @@ mod tests {
                 true,
                 spill.clone(),
                 "g",
+                Terms::default(),
                 budget.clone(),
             )
             .unwrap()

@@ -51,6 +51,7 @@ mod sandbox;
 mod since_v0_1_0;
 mod since_v0_2_0;
 mod sink;
+mod terms;
 
 /// Every heap allocation of the process goes through the accounting
 /// allocator, so that a run's host-side work is charged to its budget.

@@ -809,7 +809,8 @@ fn generate_steps(
         }
     }
     let sandbox = store.data();
-    check_terms(sandbox.model(), sandbox.terms(), &outputs)?;
+    let terms = sandbox.terms();
+    check_terms(sandbox.model(), terms.iter().map(|t| &**t), &outputs)?;
     let fuel = limits.fuel.saturating_sub(store.get_fuel()?);
     Ok((outputs, naming, fuel))
 }

@@ -1,7 +1,7 @@
 //! A generator's store data: its locked-down WASI context and the host
 //! services it may call, each bounded.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -14,6 +14,7 @@ use crate::error::GeneratorErrorKind;
 use crate::keeper::{Finished, Handed, Keeper};
 use crate::limits::Limits;
 use crate::sink::{Blob, BlobWriter, Sink, Spill};
+use crate::terms::Terms;
 use seams_model::{Model, QueryError};
 use seams_templates::{Rendered, Scopes, TemplateService};
 
@@ -90,7 +91,7 @@ pub(crate) struct Sandbox {
     kept: HashMap<u32, Slot>,
     /// Every model IRI the run's outputs cite, once: thousands of pages
     /// that each cite the same thousands of IRIs share their strings.
-    terms: HashSet<Arc<str>>,
+    terms: Terms,
     /// A failure of the host's own work for the generator (its tracing
     /// render), which the trap it raises does not carry.
     failure: Option<GeneratorErrorKind>,
@@ -137,7 +138,7 @@ impl Sandbox {
             keeper: None,
             spill_dir: None,
             kept: HashMap::new(),
-            terms: HashSet::new(),
+            terms: Terms::default(),
             failure: None,
             limits,
             budget,
@@ -187,6 +188,7 @@ impl Sandbox {
                 tracing,
                 spill,
                 generator,
+                self.terms.clone(),
                 self.budget.clone(),
             )
             .map_err(|e| {
@@ -246,7 +248,7 @@ impl Sandbox {
         Ok(Kept {
             text: finished.text,
             sidecar: finished.sidecar,
-            sources: self.intern_all(finished.sources),
+            sources: finished.sources,
         })
     }
 
@@ -261,22 +263,12 @@ impl Sandbox {
 
     /// `terms`, each as the run's one shared string.
     pub(crate) fn intern_all(&mut self, terms: Vec<String>) -> Vec<Arc<str>> {
-        terms
-            .into_iter()
-            .map(|term| match self.terms.get(term.as_str()) {
-                Some(shared) => shared.clone(),
-                None => {
-                    let shared: Arc<str> = Arc::from(term);
-                    self.terms.insert(shared.clone());
-                    shared
-                }
-            })
-            .collect()
+        self.terms.intern_all(terms)
     }
 
     /// Every term the run's outputs cite so far.
-    pub(crate) fn terms(&self) -> impl Iterator<Item = &str> {
-        self.terms.iter().map(|t| &**t)
+    pub(crate) fn terms(&self) -> Vec<Arc<str>> {
+        self.terms.all()
     }
 
     fn trap(&mut self, violation: Violation, message: &'static str) -> wasmtime::Error {
