@@ -4,16 +4,12 @@
 //! as much work as the render itself and need nothing from the generator,
 //! so on a machine with a second core they cost the run little time.
 //!
-//! When the queue is full, the generator's thread finishes the render
-//! itself rather than wait, so that both cores stay busy whichever side
-//! has more to do (tracing, with its second render, is more work than the
-//! generator's own between two renders).
-//!
-//! A failure stops the finishing: the run reports the first render that
-//! failed, whatever the generator did after it, so a run fails the same
-//! way however the threads were scheduled. The queue is short, so at most
-//! a few renders wait in memory; the thread charges what it allocates to
-//! the run's budget and stops with it.
+//! Renders are finished in the order they were made, and a failure stops
+//! the finishing: the run reports the first render that failed, whatever
+//! the generator did after it, so a run fails the same way however the two
+//! threads were scheduled. The queue is short, so at most a few renders
+//! wait in memory; the thread charges what it allocates to the run's
+//! budget and stops with it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -60,19 +56,8 @@ struct Done {
     result: Result<Finished, GeneratorErrorKind>,
 }
 
-/// A render handed to the keeper.
-pub(crate) enum Handed {
-    /// Queued, under this number.
-    Queued(u64),
-    /// Finished on the generator's thread: the queue was full.
-    Finished(Box<Finished>),
-}
-
 /// The run's finishing thread, seen from the generator's thread.
 pub(crate) struct Keeper {
-    /// What finishes renders on the generator's thread, with the run's
-    /// own template service.
-    here: Work,
     jobs: Option<SyncSender<Job>>,
     done: Receiver<Done>,
     /// The number the next render gets.
@@ -90,12 +75,9 @@ pub(crate) struct Keeper {
 }
 
 impl Keeper {
-    /// Starts the finishing thread, charged to `budget`. `service` is the
-    /// run's; the thread traces with a copy of its own, `copy`, so that
-    /// both threads may trace at once.
+    /// Starts the finishing thread, charged to `budget`.
     pub(crate) fn start(
         service: Arc<TemplateService>,
-        copy: TemplateService,
         tracing: bool,
         spill: Spill,
         generator: &str,
@@ -105,15 +87,8 @@ impl Keeper {
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
         let (report, done) = std::sync::mpsc::channel::<Done>();
         let run = budget.clone();
-        let here = Work {
-            service,
-            tracing,
-            spill: spill.clone(),
-            generator: generator.to_owned(),
-            terms: terms.clone(),
-        };
         let work = Work {
-            service: Arc::new(copy),
+            service,
             tracing,
             spill,
             generator: generator.to_owned(),
@@ -126,7 +101,6 @@ impl Keeper {
                 budget::enforced(|| work.serve(&queue, &report, &run));
             })?;
         Ok(Keeper {
-            here,
             jobs: Some(jobs),
             done,
             next: 0,
@@ -138,35 +112,36 @@ impl Keeper {
         })
     }
 
-    /// Hands `rendered` over to be finished: queued, or finished here
-    /// when the queue is full; `None` once a render has failed.
-    pub(crate) fn submit(&mut self, rendered: Rendered) -> Option<Handed> {
+    /// Hands `rendered` over to be finished, waiting while the queue is
+    /// full; its number, or `None` once a render has failed.
+    pub(crate) fn submit(&mut self, rendered: Rendered) -> Option<u64> {
         self.collect();
         if self.failed.is_some() {
             return None;
         }
         let number = self.next;
-        let jobs = self.jobs.as_ref()?;
-        match jobs.try_send(Job { number, rendered }) {
-            Ok(()) => {
-                self.next += 1;
-                Some(Handed::Queued(number))
-            }
-            Err(TrySendError::Full(job)) => match self.here.finish(job.rendered) {
-                Ok(finished) => Some(Handed::Finished(Box::new(finished))),
-                Err(why) => {
-                    // A queued render's failure came before this one.
-                    if self.finish() {
-                        self.failed = Some((number, Some(why)));
+        let mut job = Job { number, rendered };
+        loop {
+            let Some(jobs) = &self.jobs else {
+                return None;
+            };
+            match jobs.try_send(job) {
+                Ok(()) => break,
+                Err(TrySendError::Full(back)) => {
+                    job = back;
+                    // Results come back while the queue drains.
+                    if !self.receive(Some(Duration::from_millis(50))) {
+                        return None;
                     }
-                    None
                 }
-            },
-            Err(TrySendError::Disconnected(_)) => {
-                self.lost();
-                None
+                Err(TrySendError::Disconnected(_)) => {
+                    self.lost();
+                    return None;
+                }
             }
         }
+        self.next += 1;
+        Some(number)
     }
 
     /// Render `number`, finished; `None` when it or an earlier render
@@ -179,7 +154,7 @@ impl Keeper {
             if self.failed.as_ref().is_some_and(|(at, _)| *at <= number) {
                 return None;
             }
-            if !self.receive(true) {
+            if !self.receive(None) {
                 return None;
             }
         }
@@ -202,7 +177,7 @@ impl Keeper {
     /// failed.
     pub(crate) fn finish(&mut self) -> bool {
         while self.received < self.next && self.failed.is_none() {
-            if !self.receive(true) {
+            if !self.receive(None) {
                 break;
             }
         }
@@ -216,14 +191,17 @@ impl Keeper {
 
     /// Takes every result already back.
     fn collect(&mut self) {
-        while self.received < self.next && self.failed.is_none() && self.receive(false) {}
+        while self.received < self.next
+            && self.failed.is_none()
+            && self.receive(Some(Duration::ZERO))
+        {}
     }
 
-    /// Takes one result, waiting for it when `block`; false when none
-    /// came, or none can come.
-    fn receive(&mut self, block: bool) -> bool {
-        let done = match block {
-            true => loop {
+    /// Takes one result, waiting up to `wait` (until one comes when
+    /// `None`); false when none came, or none can come.
+    fn receive(&mut self, wait: Option<Duration>) -> bool {
+        let done = match wait {
+            None => loop {
                 match self.done.recv_timeout(Duration::from_millis(100)) {
                     // A stopped budget stops the finishing thread for good.
                     Err(RecvTimeoutError::Timeout) if self.budget.stopped().is_some() => {
@@ -233,10 +211,11 @@ impl Keeper {
                     other => break other,
                 }
             },
-            false => self.done.try_recv().map_err(|e| match e {
+            Some(wait) if wait.is_zero() => self.done.try_recv().map_err(|e| match e {
                 std::sync::mpsc::TryRecvError::Empty => RecvTimeoutError::Timeout,
                 std::sync::mpsc::TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
             }),
+            Some(wait) => self.done.recv_timeout(wait),
         };
         match done {
             Ok(Done { number, result }) => {
@@ -255,7 +234,9 @@ impl Keeper {
                 }
                 true
             }
-            Err(RecvTimeoutError::Timeout) => false,
+            Err(RecvTimeoutError::Timeout) => {
+                wait.is_some_and(|w| !w.is_zero()) && self.budget.stopped().is_none()
+            }
             Err(RecvTimeoutError::Disconnected) => {
                 self.lost();
                 false
@@ -344,7 +325,7 @@ mod tests {
     use std::time::Instant;
 
     #[test]
-    fn every_render_is_finished_alike_whether_queued_or_finished_here_and_in_order_of_failure() {
+    fn every_render_is_finished_in_order_and_the_first_failure_is_the_one_reported() {
         let dir = tempfile::tempdir().unwrap();
         let spill = Spill::of(&Sink::Files {
             dir: dir.path().to_owned(),
@@ -372,7 +353,6 @@ mod tests {
         let start = |budget: &Arc<Budget>| {
             Keeper::start(
                 service.clone(),
-                service.duplicate().unwrap(),
                 true,
                 spill.clone(),
                 "g",
@@ -382,8 +362,8 @@ mod tests {
             .unwrap()
         };
 
-        // Many renders in a row: the queue fills, and the rest are
-        // finished here; each gives the same text and sidecar either way.
+        // Many renders in a row: the queue fills and the generator's side
+        // waits; each gives its text and sidecar.
         let mut keeper = start(&budget);
         let mut handed = Vec::new();
         for n in 0..200 {
@@ -391,11 +371,8 @@ mod tests {
             let mut rendered = service.render_json("a.txt", &context).unwrap();
             handed.push((n, keeper.submit(rendered.detach()).unwrap()));
         }
-        for (n, handed) in handed {
-            let finished = match handed {
-                Handed::Queued(number) => keeper.wait(number).unwrap(),
-                Handed::Finished(finished) => *finished,
-            };
+        for (n, number) in handed {
+            let finished = keeper.wait(number).unwrap();
             let text = format!("- {n}\n- {}\n", n + 1);
             assert_eq!(&*finished.text.read().unwrap(), text.as_bytes());
             let sidecar = finished.sidecar.unwrap().finish();
@@ -405,7 +382,7 @@ mod tests {
         assert!(keeper.finish());
 
         // A render that cannot be traced: it is the failure, however many
-        // renders follow it and wherever they are finished.
+        // renders follow it.
         let mut keeper = start(&budget);
         let bad = service.render_json("bad.txt", "{}").unwrap();
         let mut bad = Some(bad);

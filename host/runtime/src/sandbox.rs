@@ -11,7 +11,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use crate::budget::Budget;
 use crate::capture::Capture;
 use crate::error::GeneratorErrorKind;
-use crate::keeper::{Finished, Handed, Keeper};
+use crate::keeper::{Finished, Keeper};
 use crate::limits::Limits;
 use crate::sink::{Blob, BlobWriter, Sink, Spill};
 use crate::terms::Terms;
@@ -181,10 +181,8 @@ impl Sandbox {
         self.tracing = tracing;
         if let Some(spill) = Spill::of(&sink) {
             self.spill_dir = Some(spill.dir().to_owned());
-            let copy = templates.duplicate().map_err(GeneratorErrorKind::from)?;
             let keeper = Keeper::start(
                 templates.clone(),
-                copy,
                 tracing,
                 spill,
                 generator,
@@ -435,13 +433,9 @@ impl Sandbox {
             // Traced and written on the keeper's thread, while the
             // generator goes on.
             Some(keeper) => match keeper.submit(rendered.detach()) {
-                Some(Handed::Queued(number)) => Some(Slot {
+                Some(number) => Some(Slot {
                     len,
                     state: SlotState::Waiting(number),
-                }),
-                Some(Handed::Finished(finished)) => Some(Slot {
-                    len,
-                    state: SlotState::Finished(finished),
                 }),
                 None => return Err(self.keeper_trap()),
             },

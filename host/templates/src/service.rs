@@ -40,7 +40,6 @@ pub struct TemplateService {
     traced: Environment<'static>,
     state: Arc<Mutex<TraceState>>,
     sources: BTreeMap<String, String>,
-    syntax: Syntax,
 }
 
 impl std::fmt::Debug for TemplateService {
@@ -95,18 +94,7 @@ impl TemplateService {
             traced,
             state,
             sources,
-            syntax,
         })
-    }
-
-    /// Another service over the same templates, with a tracing state of
-    /// its own: for tracing renders on another thread at the same time.
-    ///
-    /// # Errors
-    ///
-    /// None in practice: the templates parsed once already.
-    pub fn duplicate(&self) -> Result<TemplateService, TemplateError> {
-        TemplateService::new(self.sources.clone(), self.syntax)
     }
 
     /// The source of template `name`.
