@@ -81,7 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run = &untraced_run.runs[0].run;
     let service =
         seams_templates::TemplateService::new(run.meta.templates.clone(), run.meta.syntax)?;
-    let rendered: Vec<seams_templates::Rendered> = run
+    let mut rendered: Vec<seams_templates::Rendered> = run
         .outputs
         .iter()
         .filter_map(|o| o.rendered.clone())
@@ -92,7 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let render = t.elapsed();
     let t = Instant::now();
-    for r in &rendered {
+    for r in &mut rendered {
         service.trace(r)?;
     }
     let trace = t.elapsed();

@@ -285,10 +285,10 @@ impl Work {
         }
     }
 
-    fn finish(&self, rendered: Rendered) -> Result<Finished, GeneratorErrorKind> {
+    fn finish(&self, mut rendered: Rendered) -> Result<Finished, GeneratorErrorKind> {
         let lines = if self.tracing {
             // Written out, a render keeps only its sidecar: no scopes.
-            Some(self.service.trace_with(&rendered, Scopes::Dropped)?)
+            Some(self.service.trace_with(&mut rendered, Scopes::Dropped)?)
         } else {
             None
         };
@@ -350,7 +350,20 @@ mod tests {
         );
         let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(600));
         let _entered = budget.enter();
-        let start = |budget: &Arc<Budget>| {
+        // The loop template alone is made in one render.
+        let once = Arc::new(
+            TemplateService::new(
+                [(
+                    "a.txt".to_owned(),
+                    "{% for x in xs %}\n- {{ x }}\n{% endfor %}\n".to_owned(),
+                )],
+                seams_templates::Syntax::Jinja,
+            )
+            .unwrap(),
+        );
+        assert!(once.renders_once().is_ok());
+        assert!(service.renders_once().is_err());
+        let start = |service: &Arc<TemplateService>, budget: &Arc<Budget>| {
             Keeper::start(
                 service.clone(),
                 true,
@@ -362,28 +375,30 @@ mod tests {
             .unwrap()
         };
 
-        // Many renders in a row: the queue fills and the generator's side
-        // waits; each gives its text and sidecar.
-        let mut keeper = start(&budget);
-        let mut handed = Vec::new();
-        for n in 0..200 {
-            let context = format!("{{\"xs\": [{n}, {}]}}", n + 1);
-            let mut rendered = service.render_json("a.txt", &context).unwrap();
-            handed.push((n, keeper.submit(rendered.detach()).unwrap()));
+        // Many renders in a row, made twice or once: the queue fills and
+        // the generator's side waits; each gives its text and sidecar.
+        for service in [&service, &once] {
+            let mut keeper = start(service, &budget);
+            let mut handed = Vec::new();
+            for n in 0..200 {
+                let context = format!("{{\"xs\": [{n}, {}]}}", n + 1);
+                let mut rendered = service.render_json_to_trace("a.txt", &context).unwrap();
+                handed.push((n, keeper.submit(rendered.detach()).unwrap()));
+            }
+            for (n, number) in handed {
+                let finished = keeper.wait(number).unwrap();
+                let text = format!("- {n}\n- {}\n", n + 1);
+                assert_eq!(&*finished.text.read().unwrap(), text.as_bytes());
+                let sidecar = finished.sidecar.unwrap().finish();
+                let head = String::from_utf8(sidecar.read().unwrap().into_owned()).unwrap();
+                assert!(head.contains("\"a.txt:2\""), "{head}");
+            }
+            assert!(keeper.finish());
         }
-        for (n, number) in handed {
-            let finished = keeper.wait(number).unwrap();
-            let text = format!("- {n}\n- {}\n", n + 1);
-            assert_eq!(&*finished.text.read().unwrap(), text.as_bytes());
-            let sidecar = finished.sidecar.unwrap().finish();
-            let head = String::from_utf8(sidecar.read().unwrap().into_owned()).unwrap();
-            assert!(head.contains("\"a.txt:2\""), "{head}");
-        }
-        assert!(keeper.finish());
 
         // A render that cannot be traced: it is the failure, however many
         // renders follow it.
-        let mut keeper = start(&budget);
+        let mut keeper = start(&service, &budget);
         let bad = service.render_json("bad.txt", "{}").unwrap();
         let mut bad = Some(bad);
         for n in 0..50 {

@@ -415,16 +415,21 @@ impl Sandbox {
             return Err(self.keeper_trap());
         }
         let context_bytes = context.len();
-        let mut rendered = match service.render_json(name, context) {
+        let made = if self.tracing {
+            service.render_json_to_trace(name, context)
+        } else {
+            service.render_json(name, context)
+        };
+        let mut rendered = match made {
             Ok(rendered) => rendered,
             Err(e) => return Ok(Err(ServiceError::Template(e.to_string()))),
         };
         self.check_deadline()?;
-        // The render reads the context and writes the text; the tracing
-        // render does both again.
+        // The render reads the context and writes the text; tracing does
+        // both again (in one instrumented render or two, the same price).
         let passes = if self.tracing { 2 } else { 1 };
-        self.charge_fuel(passes * (context_bytes + rendered.text.len()))?;
-        let len = rendered.text.len();
+        let len = rendered.text_len();
+        self.charge_fuel(passes * (context_bytes + len))?;
         self.rendered_bytes = self.rendered_bytes.saturating_add(len);
         if self.rendered_bytes > self.limits.max_output_bytes {
             return Err(self.trap(Violation::OutputSize, "rendered output cap reached"));
@@ -440,7 +445,7 @@ impl Sandbox {
                 None => return Err(self.keeper_trap()),
             },
             None if self.tracing => {
-                match service.trace_with(&rendered, Scopes::Kept) {
+                match service.trace_with(&mut rendered, Scopes::Kept) {
                     Ok(lines) => {
                         rendered.trace = Some(lines);
                         rendered.shed();

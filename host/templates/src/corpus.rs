@@ -95,17 +95,36 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
     files.sort();
     assert!(files.len() >= 12, "the corpus has {} cases", files.len());
     let mut refused = 0;
+    let mut made_once = 0;
     for file in &files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let case = parse(&name, &std::fs::read_to_string(file).unwrap());
         let main = case.templates[0].0.clone();
         let service = TemplateService::new(case.templates, case.syntax)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let rendered = service
-            .render(&main, case.context)
+        let mut rendered = service
+            .render(&main, case.context.clone())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let traced = service.render_traced(&rendered);
-        match (service.trace(&rendered), &case.expect) {
+        // Made once where the templates allow it: the same text and trace,
+        // or the same refusal.
+        let mut once = service
+            .render_json_to_trace(&main, &case.context.to_string())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if service.renders_once().is_ok() {
+            made_once += 1;
+        }
+        let traced_once = service.trace(&mut once);
+        let trace = service.trace(&mut rendered);
+        match (&trace, &traced_once) {
+            (Ok(lines), Ok(lines_once)) => {
+                assert_eq!(lines_once, lines, "{name}: the trace made once");
+                assert_eq!(once.text, rendered.text, "{name}: the text made once");
+            }
+            (Err(e), Err(e_once)) => assert_eq!(e_once, e, "{name}"),
+            _ => panic!("{name}: traced once {traced_once:?}, twice {trace:?}"),
+        }
+        match (trace, &case.expect) {
             (Ok(lines), Ok(())) => {
                 assert_eq!(
                     strip(&traced.unwrap()),
@@ -141,4 +160,5 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
         }
     }
     assert!(refused >= 1, "the corpus shows a refusal too");
+    assert!(made_once >= 8, "{made_once} cases are made in one render");
 }

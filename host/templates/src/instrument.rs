@@ -19,6 +19,14 @@
 //! Each call also receives the variables of the enclosing `for` loops,
 //! macros and `call` blocks (innermost first): the first that is a view
 //! object is the line's fallback for terms.
+//!
+//! The walk also notes what could make the stripped tracing render differ
+//! from the normal one ([`Instrumented::unsure`]): output a template
+//! captures as a value (macros, `call`, `filter` and `set` blocks,
+//! `super()`, `self`, recursive loops), which a filter may then measure or
+//! pad with the sentinels inside, and ways to print the sentinel character
+//! itself. A template with none of these prints, stripped, what the normal
+//! render prints, so one render can serve as both.
 
 use crate::error::TemplateError;
 use crate::syntax::Delimiters;
@@ -33,6 +41,15 @@ pub(crate) const LINE_FN: &str = "__seams_line";
 pub(crate) const VALUE_FN: &str = "__seams_value";
 pub(crate) const INCLUDE_FN: &str = "__seams_include";
 
+/// A template, instrumented.
+pub(crate) struct Instrumented {
+    /// The rewritten source.
+    pub(crate) source: String,
+    /// What in the template could make its stripped tracing render differ
+    /// from its normal render, with its line; `None` when nothing can.
+    pub(crate) unsure: Option<(usize, &'static str)>,
+}
+
 /// Instruments `source` (template `name`). `line_ids` maps each template
 /// line to the id its calls pass: `register(line)` returns that id.
 pub(crate) fn instrument(
@@ -40,8 +57,21 @@ pub(crate) fn instrument(
     source: &str,
     d: &Delimiters,
     register: &mut dyn FnMut(usize) -> usize,
-) -> Result<String, TemplateError> {
+) -> Result<Instrumented, TemplateError> {
     let mut out = String::with_capacity(source.len() * 2);
+    let mut unsure = [
+        super::service::SENTINEL_OPEN,
+        super::service::SENTINEL_CLOSE,
+    ]
+    .iter()
+    .filter_map(|c| source.find(*c))
+    .min()
+    .map(|at| {
+        (
+            source[..at].matches('\n').count() + 1,
+            "the sentinel character",
+        )
+    });
     // The candidates for a line's enclosing view object, one entry per open
     // block that names some (loop targets, macro parameters, an `if`'s
     // plain-path condition), and which block each entry is for.
@@ -101,6 +131,9 @@ pub(crate) fn instrument(
                 let (inner, close_ws) = split_ws_suffix(inner);
                 let id = register(start_line);
                 marked = Some(start_line);
+                if unsure.is_none() {
+                    unsure = expression_unsure(inner).map(|why| (start_line, why));
+                }
                 let owner = owner_path(inner).map_or_else(|| "none".to_owned(), str::to_owned);
                 out.push_str(d.var.0);
                 out.push_str(open_ws);
@@ -128,6 +161,9 @@ pub(crate) fn instrument(
                 marked = None;
                 line += rest[..end].matches('\n').count();
                 pos += end;
+                if unsure.is_none() {
+                    unsure = block_unsure(keyword, trimmed).map(|why| (start_line, why));
+                }
                 match keyword {
                     "raw" => {
                         out.push_str(&rest[..end]);
@@ -189,7 +225,52 @@ pub(crate) fn instrument(
             }
         }
     }
-    Ok(out)
+    Ok(Instrumented {
+        source: out,
+        unsure,
+    })
+}
+
+/// What in a block tag (`keyword`, then the whole tag) captures output
+/// or may print the sentinel character.
+fn block_unsure(keyword: &str, tag: &str) -> Option<&'static str> {
+    match keyword {
+        "filter" => Some("a filter block"),
+        "macro" => Some("a macro"),
+        "call" => Some("a call block"),
+        "import" | "from" => Some("an imported macro"),
+        "set" if !is_assignment(&tag["set".len()..]) => Some("a set block"),
+        _ => expression_unsure(tag),
+    }
+}
+
+/// `x = ...` or `a, b = ...`, not a `set` block's `x` or `x | f`.
+fn is_assignment(rest: &str) -> bool {
+    let targets_end = rest
+        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | ',' | '.' | ' ' | '(' | ')')))
+        .unwrap_or(rest.len());
+    let after = &rest[targets_end..];
+    after.starts_with('=') && !after.starts_with("==")
+}
+
+/// What in an expression captures output (`super()`, `self.block()`, a
+/// recursive loop's `loop()`) or may print the sentinel character (an
+/// escape in a string, `%c` in `format`). Words inside strings count too:
+/// a false alarm only costs a second render.
+fn expression_unsure(expr: &str) -> Option<&'static str> {
+    if expr.contains('\\') {
+        return Some("an escape sequence");
+    }
+    [
+        ("super", "super()"),
+        ("self", "self"),
+        ("recursive", "a recursive loop"),
+        ("format", "the format filter"),
+        ("debug", "debug()"),
+    ]
+    .into_iter()
+    .find(|(word, _)| find_word(expr, word).is_some())
+    .map(|(_, why)| why)
 }
 
 #[derive(Clone, Copy)]
@@ -452,7 +533,54 @@ mod tests {
             lines.len() - 1
         })
         .unwrap();
-        (out, lines)
+        (out.source, lines)
+    }
+
+    #[test]
+    fn what_could_make_the_stripped_tracing_render_differ_is_found() {
+        let unsure = |source: &str| {
+            instrument("t", source, &jinja(), &mut |_| 0)
+                .unwrap()
+                .unsure
+        };
+        for (source, expect) in [
+            (
+                "{% for x in xs %}\n{{ x.a|upper }} {{ loop.index }}\n{% endfor %}\n",
+                None,
+            ),
+            ("{% include \"a\" %}{% if a == b %}x{% endif %}\n", None),
+            ("{% set x = a == b %}{% set a, b = 1, 2 %}{{ x }}\n", None),
+            ("{% extends \"base\" %}{% block b %}x{% endblock %}", None),
+            ("{% raw %}{{ self }}{% endraw %}{# format #}\n", None),
+            (
+                "a\n{% filter upper %}x{% endfilter %}\n",
+                Some((2, "a filter block")),
+            ),
+            (
+                "{% macro m() %}x{% endmacro %}{{ m() }}",
+                Some((1, "a macro")),
+            ),
+            ("{% call m() %}x{% endcall %}", Some((1, "a call block"))),
+            ("{% import \"m\" as m %}", Some((1, "an imported macro"))),
+            ("{% from \"m\" import f %}", Some((1, "an imported macro"))),
+            ("{% set x %}y{% endset %}", Some((1, "a set block"))),
+            ("{% set x | upper %}y{% endset %}", Some((1, "a set block"))),
+            (
+                "{% block b %}{{ super() }}{% endblock %}",
+                Some((1, "super()")),
+            ),
+            ("{{ self.b() }}", Some((1, "self"))),
+            (
+                "{% for x in xs recursive %}{{ loop(x.c) }}{% endfor %}",
+                Some((1, "a recursive loop")),
+            ),
+            ("{{ \"%c\"|format(63728) }}", Some((1, "the format filter"))),
+            ("\n{{ \"\\uf8f0\" }}", Some((2, "an escape sequence"))),
+            ("{{ debug() }}", Some((1, "debug()"))),
+            ("a\n\u{f8f1}\n", Some((2, "the sentinel character"))),
+        ] {
+            assert_eq!(unsure(source), expect, "{source}");
+        }
     }
 
     #[test]

@@ -8,9 +8,14 @@
 //! instrumented (see `instrument`), print a sentinel after the text of
 //! every template line and after every value; stripping them must give the
 //! normal render back, byte for byte.
+//!
+//! When nothing in a generator's templates can make the two differ (see
+//! `instrument`), and the context cannot hold a sentinel, a render to be
+//! traced is made once, instrumented: its stripped text is the output.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use minijinja::value::{Object, Value};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
@@ -38,8 +43,18 @@ const RENDER_FUEL: u64 = 50_000_000;
 pub struct TemplateService {
     env: Environment<'static>,
     traced: Environment<'static>,
-    state: Arc<Mutex<TraceState>>,
+    origins: Arc<Origins>,
     sources: BTreeMap<String, String>,
+    /// The first template line, if any, that could make a stripped tracing
+    /// render differ from the normal render: then every traced render is
+    /// rendered twice.
+    unsure: Option<String>,
+}
+
+thread_local! {
+    /// The tracing render's side channel, reset for every render. A render
+    /// runs on one thread, so threads tracing at once each keep their own.
+    static TRACE: RefCell<TraceState> = RefCell::new(TraceState::default());
 }
 
 impl std::fmt::Debug for TemplateService {
@@ -61,10 +76,11 @@ impl TemplateService {
         syntax: Syntax,
     ) -> Result<Self, TemplateError> {
         let mut env = environment(syntax);
-        let state = Arc::new(Mutex::new(TraceState::default()));
-        let mut traced = tracing_environment(syntax, &state);
         let delimiters = Delimiters::for_syntax(syntax);
         let mut sources = BTreeMap::new();
+        let mut origins = Origins::default();
+        let mut instrumented = Vec::new();
+        let mut unsure = None;
         for (name, source) in templates {
             if let Some(at) = source.find(crate::instrument::RESERVED_PREFIX) {
                 return Err(TemplateError {
@@ -78,23 +94,44 @@ impl TemplateService {
             }
             env.add_template_owned(name.clone(), source.clone())
                 .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
-            let instrumented = {
-                let mut st = state.lock().expect("trace state");
-                crate::instrument::instrument(&name, &source, &delimiters, &mut |line| {
-                    st.origins.add(&name, line)
-                })?
-            };
-            traced
-                .add_template_owned(name.clone(), instrumented)
-                .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+            let made = crate::instrument::instrument(&name, &source, &delimiters, &mut |line| {
+                origins.add(&name, line)
+            })?;
+            if let (None, Some((line, why))) = (&unsure, made.unsure) {
+                unsure = Some(format!("{name}:{line} ({why})"));
+            }
+            instrumented.push((name.clone(), made.source));
             sources.insert(name, source);
+        }
+        let origins = Arc::new(origins);
+        let mut traced = tracing_environment(syntax, &origins);
+        for (name, source) in instrumented {
+            traced
+                .add_template_owned(name.clone(), source)
+                .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
         }
         Ok(TemplateService {
             env,
             traced,
-            state,
+            origins,
             sources,
+            unsure,
         })
+    }
+
+    /// A fuel budget other than [`RENDER_FUEL`] per normal render, the
+    /// tracing render getting four times as much.
+    #[cfg(test)]
+    fn set_fuel(&mut self, fuel: u64) {
+        self.env.set_fuel(Some(fuel));
+        self.traced.set_fuel(Some(fuel * 4));
+    }
+
+    /// Whether a render to be traced is made once, instrumented
+    /// ([`TemplateService::render_json_to_trace`]); else, the first
+    /// template line that makes it twice, and why.
+    pub fn renders_once(&self) -> Result<(), &str> {
+        self.unsure.as_deref().map_or(Ok(()), Err)
     }
 
     /// The source of template `name`.
@@ -127,15 +164,54 @@ impl TemplateService {
     ///
     /// As [`TemplateService::render`], and a context that is not JSON.
     pub fn render_json(&self, name: &str, context: &str) -> Result<Rendered, TemplateError> {
-        let value: Value = serde_json::from_str(context).map_err(|e| TemplateError {
-            template: name.to_owned(),
-            line: None,
-            message: format!("the context is not JSON: {e}"),
-        })?;
-        if value.kind() != minijinja::value::ValueKind::Map {
-            return Err(not_an_object(name));
+        self.render_value(name, context_value(name, context)?)
+    }
+
+    /// As [`TemplateService::render_json`], for a render that will be
+    /// traced. When no template can make the stripped tracing render
+    /// differ from the normal render ([`TemplateService::renders_once`])
+    /// and the context holds no sentinel character, the tracing render is
+    /// the only render made: the text is its stripped text, filled in when
+    /// it is traced, and [`Rendered::text_len`] gives its length at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`TemplateService::render_json`]: a render that fails is the
+    /// normal render's failure, exactly.
+    pub fn render_json_to_trace(
+        &self,
+        name: &str,
+        context: &str,
+    ) -> Result<Rendered, TemplateError> {
+        let value = context_value(name, context)?;
+        if self.unsure.is_some() || may_hold_sentinel(context) {
+            return self.render_value(name, value);
         }
-        self.render_value(name, value)
+        match self.render_traced_value(name, value.clone()) {
+            Ok(traced) => {
+                let (marks, sentinel_bytes) =
+                    TRACE.with_borrow_mut(|st| (std::mem::take(&mut st.marks), st.sentinel_bytes));
+                Ok(Rendered {
+                    template: name.to_owned(),
+                    value,
+                    text: String::new(),
+                    trace: None,
+                    traced: Some(Box::new(TracedRender {
+                        text_len: traced.len() - sentinel_bytes,
+                        text: traced,
+                        marks,
+                    })),
+                })
+            }
+            // A runaway template: the normal render would run out too,
+            // and it is not made to, a quarter of the way.
+            Err(e) if e.kind() == ErrorKind::OutOfFuel => {
+                Err(TemplateError::from_minijinja(name, &e))
+            }
+            // What the normal render says: its error, or its text, whose
+            // trace then reports what failed.
+            Err(_) => self.render_value(name, value),
+        }
     }
 
     /// The normal render of `rendered`'s template and context once more:
@@ -165,6 +241,7 @@ impl TemplateService {
             template: name.to_owned(),
             value,
             text,
+            traced: None,
         })
     }
 
@@ -177,7 +254,7 @@ impl TemplateService {
     /// The text already holds a sentinel character, or stripping the
     /// sentinels does not give the text back; either names the template
     /// and line.
-    pub fn trace(&self, rendered: &Rendered) -> Result<Vec<TraceLine>, TemplateError> {
+    pub fn trace(&self, rendered: &mut Rendered) -> Result<Vec<TraceLine>, TemplateError> {
         self.trace_with(rendered, Scopes::Kept)
     }
 
@@ -191,10 +268,31 @@ impl TemplateService {
     /// As [`TemplateService::trace`].
     pub fn trace_with(
         &self,
-        rendered: &Rendered,
+        rendered: &mut Rendered,
         scopes: Scopes,
     ) -> Result<Vec<TraceLine>, TemplateError> {
         let name = rendered.template.as_str();
+        let root = view_iris(&rendered.value).unwrap_or_default();
+        if let Some(made) = rendered.traced.take() {
+            let TracedRender {
+                text: traced,
+                marks,
+                text_len,
+            } = *made;
+            let stripped = strip(&traced, marks.len());
+            if stripped.text.len() != text_len {
+                return Err(TemplateError {
+                    template: name.to_owned(),
+                    line: None,
+                    message: "the tracing render's sentinels do not add up; this is a bug in seams"
+                        .to_owned(),
+                });
+            }
+            drop(traced);
+            let lines = trace_lines(name, &stripped, &marks, &self.origins, &root, scopes);
+            rendered.text = stripped.text;
+            return lines;
+        }
         let collision = [SENTINEL_OPEN, SENTINEL_CLOSE]
             .iter()
             .filter_map(|c| {
@@ -211,33 +309,61 @@ impl TemplateService {
                 ),
             });
         }
-        let traced = self.render_traced(rendered)?;
-        let root = view_iris(&rendered.value).unwrap_or_default();
-        let st = self.state.lock().expect("trace state");
-        parse_traced(
-            name,
-            &traced,
-            &rendered.text,
-            &st.marks,
-            &st.origins,
-            &root,
-            scopes,
-        )
+        let traced = self
+            .render_traced_value(name, rendered.value.clone())
+            .map_err(|e| TemplateError::from_minijinja(name, &e))?;
+        TRACE.with_borrow(|st| {
+            let stripped = strip(&traced, st.marks.len());
+            same_text(name, &stripped, &rendered.text, &st.marks, &self.origins)?;
+            trace_lines(name, &stripped, &st.marks, &self.origins, &root, scopes)
+        })
     }
 
     /// The instrumented render of `rendered`'s template and context: its
-    /// text with sentinels, the marks recorded in the trace state.
-    pub(crate) fn render_traced(&self, rendered: &Rendered) -> Result<String, TemplateError> {
-        let name = rendered.template.as_str();
-        let template = self
-            .traced
-            .get_template(name)
-            .map_err(|e| TemplateError::from_minijinja(name, &e))?;
-        self.state.lock().expect("trace state").reset();
-        template
-            .render(rendered.value.clone())
-            .map_err(|e| TemplateError::from_minijinja(name, &e))
+    /// text with sentinels, the marks recorded in this thread's trace
+    /// state.
+    #[cfg(test)]
+    pub(crate) fn render_traced(&self, rendered: &Rendered) -> Result<String, Error> {
+        self.render_traced_value(&rendered.template, rendered.value.clone())
     }
+
+    fn render_traced_value(&self, name: &str, value: Value) -> Result<String, Error> {
+        let template = self.traced.get_template(name)?;
+        TRACE.with_borrow_mut(TraceState::reset);
+        template.render(value)
+    }
+}
+
+/// A context's text, read straight into the template engine's values.
+fn context_value(name: &str, context: &str) -> Result<Value, TemplateError> {
+    let value: Value = serde_json::from_str(context).map_err(|e| TemplateError {
+        template: name.to_owned(),
+        line: None,
+        message: format!("the context is not JSON: {e}"),
+    })?;
+    if value.kind() != minijinja::value::ValueKind::Map {
+        return Err(not_an_object(name));
+    }
+    Ok(value)
+}
+
+/// Whether a context's JSON text may hold a sentinel character, as
+/// itself or as a `\u` escape: a false alarm costs a second render.
+fn may_hold_sentinel(context: &str) -> bool {
+    let bytes = context.as_bytes();
+    let mut open = [0u8; 4];
+    let lead = &SENTINEL_OPEN.encode_utf8(&mut open).as_bytes()[..2];
+    memchr::memchr2_iter(lead[0], b'\\', bytes).any(|at| {
+        let rest = &bytes[at..];
+        if rest[0] == b'\\' {
+            rest.len() >= 6
+                && rest[1] == b'u'
+                && rest[2..5].eq_ignore_ascii_case(b"f8f")
+                && matches!(rest[5], b'0' | b'1')
+        } else {
+            rest.starts_with(lead) && matches!(rest.get(2), Some(0xB0 | 0xB1))
+        }
+    })
 }
 
 /// Whether a trace keeps each line's scope ([`TraceLine::scope`]).
@@ -249,25 +375,17 @@ pub enum Scopes {
     Dropped,
 }
 
-/// Splits the traced text into lines and their marks, checks that the
-/// text is the normal render's, and builds the trace lines.
-fn parse_traced(
-    name: &str,
-    traced: &str,
-    normal: &str,
-    marks: &[MarkInfo],
-    origins: &Origins,
-    root: &[String],
-    scopes: Scopes,
-) -> Result<Vec<TraceLine>, TemplateError> {
-    fn chain_of<'a>(m: &'a MarkInfo, origins: &'a Origins) -> impl Iterator<Item = &'a str> {
-        m.chain
-            .iter()
-            .chain([&m.origin])
-            .map(|&id| origins.names[id].as_str())
-    }
-    // The stripped text, and per line its start in it and its marks.
-    let mut stripped = String::with_capacity(normal.len());
+/// A tracing render's text without its sentinels, and per output line
+/// its start in that text and its marks.
+struct Stripped {
+    text: String,
+    lines: Vec<(usize, Vec<usize>)>,
+}
+
+/// Splits the traced text into lines and their marks; marks past
+/// `marks_len` are dropped.
+fn strip(traced: &str, marks_len: usize) -> Stripped {
+    let mut stripped = String::with_capacity(traced.len());
     let mut lines: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new())];
     // Byte search (memchr) for '\n' and the sentinel's first byte: this
     // loop runs over every byte of every traced output.
@@ -304,44 +422,88 @@ fn parse_traced(
                 .map_or(bytes.len(), |e| body_start + e)
         };
         if let Ok(i) = traced[body_start..end].parse::<usize>()
-            && i < marks.len()
+            && i < marks_len
         {
             lines.last_mut().expect("one line at least").1.push(i);
         }
         pos = (end + close.len()).min(bytes.len());
     }
     stripped.push_str(&traced[pos..]);
-
-    if stripped != normal {
-        let line = stripped
-            .split('\n')
-            .zip(normal.split('\n'))
-            .position(|(a, b)| a != b)
-            .unwrap_or_else(|| stripped.split('\n').count().min(normal.split('\n').count()) - 1);
-        // The differing line's own marks, else the nearest before it: a
-        // filter block, say, may have swallowed the line's sentinels.
-        let origin = lines[..=line.min(lines.len() - 1)]
-            .iter()
-            .rev()
-            .find_map(|(_, m)| m.first())
-            .map(|&m| chain_of(&marks[m], origins).collect::<Vec<_>>().join(" > "))
-            .unwrap_or_else(|| name.to_owned());
-        return Err(TemplateError {
-            template: name.to_owned(),
-            line: None,
-            message: format!(
-                "the tracing render differs from the normal render at output line {} (near {origin}); nothing was written",
-                line + 1
-            ),
-        });
+    Stripped {
+        text: stripped,
+        lines,
     }
+}
 
+/// The template lines behind a mark, outermost include first.
+fn chain_of<'a>(m: &'a MarkInfo, origins: &'a Origins) -> impl Iterator<Item = &'a str> {
+    m.chain
+        .iter()
+        .chain([&m.origin])
+        .map(|&id| origins.names[id].as_str())
+}
+
+/// Checks that the stripped tracing render is the normal render's text.
+fn same_text(
+    name: &str,
+    stripped: &Stripped,
+    normal: &str,
+    marks: &[MarkInfo],
+    origins: &Origins,
+) -> Result<(), TemplateError> {
+    if stripped.text == normal {
+        return Ok(());
+    }
+    let lines = &stripped.lines;
+    let line = stripped
+        .text
+        .split('\n')
+        .zip(normal.split('\n'))
+        .position(|(a, b)| a != b)
+        .unwrap_or_else(|| {
+            stripped
+                .text
+                .split('\n')
+                .count()
+                .min(normal.split('\n').count())
+                - 1
+        });
+    // The differing line's own marks, else the nearest before it: a
+    // filter block, say, may have swallowed the line's sentinels.
+    let origin = lines[..=line.min(lines.len() - 1)]
+        .iter()
+        .rev()
+        .find_map(|(_, m)| m.first())
+        .map(|&m| chain_of(&marks[m], origins).collect::<Vec<_>>().join(" > "))
+        .unwrap_or_else(|| name.to_owned());
+    Err(TemplateError {
+        template: name.to_owned(),
+        line: None,
+        message: format!(
+            "the tracing render differs from the normal render at output line {} (near {origin}); nothing was written",
+            line + 1
+        ),
+    })
+}
+
+/// The trace lines of a stripped tracing render: per non-blank line, its
+/// template origins and terms.
+fn trace_lines(
+    name: &str,
+    stripped: &Stripped,
+    marks: &[MarkInfo],
+    origins: &Origins,
+    root: &[String],
+    scopes: Scopes,
+) -> Result<Vec<TraceLine>, TemplateError> {
+    let lines = &stripped.lines;
+    let text = &stripped.text;
     let mut out = Vec::new();
     for (number, (start, line_marks)) in lines.iter().enumerate() {
         let end = lines
             .get(number + 1)
-            .map_or(stripped.len(), |(next, _)| next - 1);
-        if stripped[*start..end].trim().is_empty() {
+            .map_or(text.len(), |(next, _)| next - 1);
+        if text[*start..end].trim().is_empty() {
             continue;
         }
         let mut templates: Vec<&str> = Vec::new();
@@ -424,29 +586,27 @@ fn environment(syntax: Syntax) -> Environment<'static> {
 /// The environment of the tracing render: the same settings, the
 /// instrumented templates' functions, and a formatter that prints their
 /// sentinels.
-fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Environment<'static> {
+fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'static> {
     let mut env = environment(syntax);
     // Instrumentation adds calls; the budget grows with them.
     env.set_fuel(Some(RENDER_FUEL * 4));
-    let st = state.clone();
+    let o = origins.clone();
     env.add_function(
         crate::instrument::LINE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
-            let mut st = st.lock().expect("trace state");
-            let id = origin_id(args.first(), &st)?;
-            let mark = st.mark(id, None, &args[1..]);
+            let id = origin_id(args.first(), &o)?;
+            let mark = TRACE.with_borrow_mut(|st| st.mark(&o, id, None, &args[1..]));
             Ok(Value::from_object(Mark {
                 value: None,
                 index: mark,
             }))
         },
     );
-    let st = state.clone();
+    let o = origins.clone();
     env.add_function(
         crate::instrument::VALUE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
-            let mut st = st.lock().expect("trace state");
-            let id = origin_id(args.first(), &st)?;
+            let id = origin_id(args.first(), &o)?;
             let value = args.get(1).cloned().unwrap_or_default();
             // The object the value was read off; else the value itself, when it
             // is an object printed whole.
@@ -455,21 +615,20 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
                 _ => value.clone(),
             };
             let enclosing = args.get(3..).unwrap_or(&[]);
-            let mark = st.mark(id, Some(owner), enclosing);
+            let mark = TRACE.with_borrow_mut(|st| st.mark(&o, id, Some(owner), enclosing));
             Ok(Value::from_object(Mark {
                 value: Some(value),
                 index: mark,
             }))
         },
     );
-    let st = state.clone();
+    let o = origins.clone();
     env.add_function(
         crate::instrument::INCLUDE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
-            let mut st = st.lock().expect("trace state");
-            let id = origin_id(args.first(), &st)?;
+            let id = origin_id(args.first(), &o)?;
             let name = args.get(1).cloned().unwrap_or_default();
-            st.include(id, &name, args.get(2..).unwrap_or(&[]));
+            TRACE.with_borrow_mut(|st| st.include(&o, id, &name, args.get(2..).unwrap_or(&[])));
             Ok(name)
         },
     );
@@ -478,6 +637,11 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
             return minijinja::escape_formatter(out, state, value);
         };
         if let Some(inner) = &mark.value {
+            // Printing an undefined value fails as in the normal render,
+            // where it is not wrapped in a mark.
+            if inner.is_undefined() {
+                minijinja::value::StringInput::new(state, inner)?;
+            }
             minijinja::escape_formatter(out, state, inner)?;
         }
         use std::fmt::Write as _;
@@ -494,6 +658,10 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
             }
         }
         let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
+        TRACE.with_borrow_mut(|st| {
+            st.sentinel_bytes +=
+                SENTINEL_OPEN.len_utf8() + digits.len() + SENTINEL_CLOSE.len_utf8();
+        });
         out.write_char(SENTINEL_OPEN)
             .and_then(|()| out.write_str(digits))
             .and_then(|()| out.write_char(SENTINEL_CLOSE))
@@ -505,9 +673,9 @@ fn tracing_environment(syntax: Syntax, state: &Arc<Mutex<TraceState>>) -> Enviro
 /// The origin id a tracing call names, checked against the origins the
 /// instrumentation made: the calls are the host's, but nothing a render
 /// receives is trusted to index anything.
-fn origin_id(arg: Option<&Value>, state: &TraceState) -> Result<usize, Error> {
+fn origin_id(arg: Option<&Value>, origins: &Origins) -> Result<usize, Error> {
     arg.and_then(|v| v.as_usize())
-        .filter(|&id| id < state.origins.lines.len())
+        .filter(|&id| id < origins.lines.len())
         .ok_or_else(|| {
             Error::new(
                 ErrorKind::InvalidOperation,
@@ -573,7 +741,7 @@ impl Object for Mark {}
 
 /// A sentinel's meaning. Cheap to record: IRIs are read off the objects
 /// only when the trace lines are built, and only where needed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct MarkInfo {
     /// The origin id of the line that printed it.
     origin: usize,
@@ -624,14 +792,15 @@ impl Origins {
     }
 }
 
-/// The tracing render's side channel, reset for every render.
+/// The tracing render's side channel ([`TRACE`]), reset for every render.
 #[derive(Debug, Default)]
 struct TraceState {
-    origins: Origins,
     marks: Vec<MarkInfo>,
     includes: Vec<IncludeFrame>,
     /// The include chain, rebuilt only when `includes` changes.
     chain: Option<Arc<[usize]>>,
+    /// The bytes of the sentinels printed.
+    sentinel_bytes: usize,
 }
 
 impl TraceState {
@@ -639,12 +808,13 @@ impl TraceState {
         self.marks.clear();
         self.includes.clear();
         self.chain = None;
+        self.sentinel_bytes = 0;
     }
 
     /// Drops include frames that have ended: text of template `t` is
     /// printed inside the innermost include of `t`.
-    fn unwind_to(&mut self, id: usize) {
-        let template = self.origins.lines[id].0;
+    fn unwind_to(&mut self, origins: &Origins, id: usize) {
+        let template = origins.lines[id].0;
         while let Some(top) = self.includes.last() {
             if top.included == Some(template) {
                 break;
@@ -654,8 +824,14 @@ impl TraceState {
         }
     }
 
-    fn mark(&mut self, id: usize, owner: Option<Value>, enclosing: &[Value]) -> usize {
-        self.unwind_to(id);
+    fn mark(
+        &mut self,
+        origins: &Origins,
+        id: usize,
+        owner: Option<Value>,
+        enclosing: &[Value],
+    ) -> usize {
+        self.unwind_to(origins, id);
         let includes = &self.includes;
         let chain = self
             .chain
@@ -672,11 +848,9 @@ impl TraceState {
         self.marks.len() - 1
     }
 
-    fn include(&mut self, id: usize, name: &Value, enclosing: &[Value]) {
-        self.unwind_to(id);
-        let included = name
-            .as_str()
-            .and_then(|n| self.origins.index.get(n).copied());
+    fn include(&mut self, origins: &Origins, id: usize, name: &Value, enclosing: &[Value]) {
+        self.unwind_to(origins, id);
+        let included = name.as_str().and_then(|n| origins.index.get(n).copied());
         self.includes.push(IncludeFrame {
             origin: id,
             included,
@@ -703,9 +877,27 @@ pub struct Rendered {
     /// Its trace, once the host traced it (the runtime traces each render
     /// as it is made, then sheds the context).
     pub trace: Option<Vec<TraceLine>>,
+    /// The tracing render, when it was the only render made: `text` is its
+    /// stripped text, filled in when it is traced.
+    traced: Option<Box<TracedRender>>,
+}
+
+/// A tracing render made in place of the normal render.
+#[derive(Debug, Clone, PartialEq)]
+struct TracedRender {
+    /// Its text, with sentinels.
+    text: String,
+    marks: Vec<MarkInfo>,
+    /// The length of its text without them.
+    text_len: usize,
 }
 
 impl Rendered {
+    /// The length of the text, also before a render made once is traced.
+    pub fn text_len(&self) -> usize {
+        self.traced.as_ref().map_or(self.text.len(), |t| t.text_len)
+    }
+
     /// Frees what only the tracing render needs, the context: call it
     /// once the text is traced. The template's name and the text stay.
     pub fn shed(&mut self) {
@@ -721,6 +913,7 @@ impl Rendered {
             value: std::mem::replace(&mut self.value, Value::UNDEFINED),
             text: std::mem::take(&mut self.text),
             trace: self.trace.take(),
+            traced: self.traced.take(),
         }
     }
 }
@@ -807,8 +1000,7 @@ mod tests {
 
     #[test]
     fn a_tracing_call_with_an_unknown_origin_is_an_error_not_a_panic() {
-        let state = Arc::new(Mutex::new(TraceState::default()));
-        let env = tracing_environment(Syntax::Jinja, &state);
+        let env = tracing_environment(Syntax::Jinja, &Arc::new(Origins::default()));
         for call in [
             "{{ __seams_line(4000000000) }}",
             "{{ __seams_line() }}",
@@ -833,7 +1025,7 @@ mod tests {
         let rendered = service.render("t19999.txt", json!({"x": 1})).unwrap();
         assert_eq!(rendered.text, "line 1 19999\n");
         assert_eq!(
-            service.trace(&rendered).unwrap()[0].templates,
+            service.trace(&mut rendered.clone()).unwrap()[0].templates,
             ["t19999.txt:1"]
         );
     }
@@ -860,15 +1052,23 @@ mod tests {
     /// A trace line as `(line, templates, terms)`.
     type Line = (usize, Vec<String>, Vec<String>);
 
-    /// Renders and traces.
+    /// Renders and traces, in two renders and, where the templates allow
+    /// it, in one: both give the same text and trace.
     fn traced(
         syntax: Syntax,
         templates: &[(&str, &str)],
         context: serde_json::Value,
     ) -> (String, Vec<Line>) {
         let s = service(syntax, templates);
-        let r = s.render(templates[0].0, context).unwrap();
-        let lines = s.trace(&r).unwrap();
+        let mut r = s.render(templates[0].0, context.clone()).unwrap();
+        let lines = s.trace(&mut r).unwrap();
+        let mut once = s
+            .render_json_to_trace(templates[0].0, &context.to_string())
+            .unwrap();
+        assert_eq!(once.traced.is_some(), s.renders_once().is_ok());
+        assert_eq!(once.text_len(), r.text.len());
+        assert_eq!(s.trace(&mut once).unwrap(), lines);
+        assert_eq!(once.text, r.text);
         let non_blank = r.text.split('\n').filter(|l| !l.trim().is_empty()).count();
         assert_eq!(
             lines.len(),
@@ -1037,10 +1237,93 @@ mod tests {
     #[test]
     fn a_sentinel_in_the_output_is_a_collision_naming_the_template_and_line() {
         let s = service(Syntax::Jinja, &[("c.txt", "ok\n{{ x }}\n")]);
-        let r = s.render("c.txt", json!({"x": "sneaky \u{F8F0}"})).unwrap();
-        let err = s.trace(&r).unwrap_err();
+        let mut r = s.render("c.txt", json!({"x": "sneaky \u{F8F0}"})).unwrap();
+        let err = s.trace(&mut r).unwrap_err();
         assert_eq!(err.template, "c.txt");
         assert!(err.message.contains("output line 2"), "{err}");
+    }
+
+    #[test]
+    fn a_context_that_may_hold_a_sentinel_is_rendered_twice_and_its_trace_refused() {
+        let s = service(Syntax::Jinja, &[("c.txt", "ok\n{{ x }}\n")]);
+        for context in [
+            "{\"x\": \"sneaky \u{F8F0}\"}",
+            "{\"x\": \"sneaky \\uf8F1\"}",
+        ] {
+            let mut r = s.render_json_to_trace("c.txt", context).unwrap();
+            assert!(r.traced.is_none(), "{context}");
+            let err = s.trace(&mut r).unwrap_err();
+            assert!(err.message.contains("sentinel"), "{context}: {err}");
+        }
+        // Not printed, it is no collision; still two renders.
+        let mut r = s
+            .render_json_to_trace("c.txt", "{\"\u{F8F1}\": 1, \"x\": 2}")
+            .unwrap();
+        assert!(r.traced.is_none());
+        assert_eq!(s.trace(&mut r).unwrap().len(), 2);
+        for (context, holds) in [
+            ("{\"x\": \"\\\\uf8f0\"}", true),
+            ("{\"x\": \"\\uf8f2 \u{F8F2} \u{F8EF}\"}", false),
+            ("{\"x\": \"\\u00e9\"}", false),
+        ] {
+            assert_eq!(may_hold_sentinel(context), holds, "{context}");
+        }
+    }
+
+    #[test]
+    fn a_render_made_once_fails_as_the_normal_render_does() {
+        for (source, context) in [
+            ("line\n{{ missing }}\n", "{}"),
+            ("{{ a.b.c }}\n", "{\"a\": {}}"),
+            ("{{ a.b }}\n", "{}"),
+            ("x {{ 1 + \"y\" }}\n", "{}"),
+            ("{% for x in n %}\n{{ x }}\n{% endfor %}\n", "{\"n\": 3}"),
+            ("{% include \"nope.txt\" %}\n", "{}"),
+            ("{{ x|upper }}\n", "{}"),
+        ] {
+            let s = service(Syntax::Jinja, &[("t.txt", source)]);
+            assert!(s.renders_once().is_ok(), "{source}");
+            let normal = s.render_json("t.txt", context).unwrap_err();
+            let once = s.render_json_to_trace("t.txt", context).unwrap_err();
+            assert_eq!(once, normal, "{source}");
+        }
+        // A silent undefined prints nothing in both.
+        let (text, _) = traced(
+            Syntax::Jinja,
+            &[("t.txt", "a{{ x if false }}b\n")],
+            json!({}),
+        );
+        assert_eq!(text, "ab\n");
+    }
+
+    #[test]
+    fn threads_tracing_at_once_keep_their_own_marks() {
+        let s = Arc::new(service(
+            Syntax::Jinja,
+            &[("t.txt", "{% for x in xs %}\n{{ x.n }}\n{% endfor %}\n")],
+        ));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    for round in 0..200 {
+                        let xs: Vec<_> = (0..round % 7 + 1)
+                            .map(|i| json!({"iri": format!("urn:{t}:{i}"), "n": i}))
+                            .collect();
+                        let context = json!({ "xs": xs }).to_string();
+                        let mut r = s.render_json_to_trace("t.txt", &context).unwrap();
+                        let lines = s.trace(&mut r).unwrap();
+                        assert_eq!(lines.len(), xs.len());
+                        for (i, line) in lines.iter().enumerate() {
+                            assert_eq!(line.terms, [format!("urn:{t}:{i}")]);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
     }
 
     #[test]
@@ -1049,9 +1332,9 @@ mod tests {
             Syntax::Jinja,
             &[("m.txt", "one\n{% filter length %}abc{% endfilter %}\n")],
         );
-        let r = s.render("m.txt", json!({})).unwrap();
+        let mut r = s.render("m.txt", json!({})).unwrap();
         assert_eq!(r.text, "one\n3");
-        let err = s.trace(&r).unwrap_err();
+        let err = s.trace(&mut r).unwrap_err();
         assert_eq!(err.template, "m.txt");
         assert!(err.message.contains("output line 2"), "{err}");
     }
@@ -1067,5 +1350,12 @@ mod tests {
         );
         let err = s.render("a.txt", json!({})).unwrap_err();
         assert!(err.message.contains("fuel"), "{err}");
+        // Made once, it runs out of the tracing render's fuel; the normal
+        // render, which would run out too, is not made.
+        let mut s = s;
+        s.set_fuel(1_000_000);
+        let err = s.render_json_to_trace("a.txt", "{}").unwrap_err();
+        assert!(err.message.contains("fuel"), "{err}");
+        assert_eq!(err.template, "a.txt");
     }
 }
