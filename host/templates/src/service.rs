@@ -49,6 +49,7 @@ pub struct TemplateService {
     /// render differ from the normal render: then every traced render is
     /// rendered twice.
     unsure: Option<String>,
+    shared: SharedFields,
 }
 
 thread_local! {
@@ -116,6 +117,7 @@ impl TemplateService {
             origins,
             sources,
             unsure,
+            shared: SharedFields::default(),
         })
     }
 
@@ -164,7 +166,7 @@ impl TemplateService {
     ///
     /// As [`TemplateService::render`], and a context that is not JSON.
     pub fn render_json(&self, name: &str, context: &str) -> Result<Rendered, TemplateError> {
-        self.render_value(name, context_value(name, context)?)
+        self.render_value(name, self.context_value(name, context)?)
     }
 
     /// As [`TemplateService::render_json`], for a render that will be
@@ -183,7 +185,7 @@ impl TemplateService {
         name: &str,
         context: &str,
     ) -> Result<Rendered, TemplateError> {
-        let value = context_value(name, context)?;
+        let value = self.context_value(name, context)?;
         if self.unsure.is_some() || may_hold_sentinel(context) {
             return self.render_value(name, value);
         }
@@ -334,17 +336,105 @@ impl TemplateService {
     }
 }
 
-/// A context's text, read straight into the template engine's values.
-fn context_value(name: &str, context: &str) -> Result<Value, TemplateError> {
-    let value: Value = serde_json::from_str(context).map_err(|e| TemplateError {
-        template: name.to_owned(),
-        line: None,
-        message: format!("the context is not JSON: {e}"),
-    })?;
-    if value.kind() != minijinja::value::ValueKind::Map {
-        return Err(not_an_object(name));
+impl TemplateService {
+    /// A context's text, read straight into the template engine's values;
+    /// its large fields read once while they recur ([`SharedFields`]).
+    fn context_value(&self, name: &str, context: &str) -> Result<Value, TemplateError> {
+        if let Some(value) = self.shared.read(context) {
+            return Ok(value);
+        }
+        // Not an object of JSON fields: read whole, for the error.
+        let value: Value = serde_json::from_str(context).map_err(|e| TemplateError {
+            template: name.to_owned(),
+            line: None,
+            message: format!("the context is not JSON: {e}"),
+        })?;
+        if value.kind() != minijinja::value::ValueKind::Map {
+            return Err(not_an_object(name));
+        }
+        Ok(value)
     }
-    Ok(value)
+}
+
+/// The large fields of recent contexts, read: a generator passes the same
+/// navigation, say, to every page, and reading it for every page cost as
+/// much as a tenth of a run. A field is looked up by its exact text, so a
+/// context reads the same whether or not its fields were kept.
+#[derive(Default)]
+struct SharedFields {
+    kept: std::sync::Mutex<std::collections::VecDeque<(Box<str>, Value)>>,
+}
+
+impl SharedFields {
+    /// Fields shorter than this are read again: looking them up would
+    /// cost about as much.
+    const MIN_BYTES: usize = 4096;
+    /// How many fields are kept, the most recently used first.
+    const KEPT: usize = 4;
+
+    /// `context` read, when it is a JSON object whose fields all read and
+    /// one of them may be long enough to keep.
+    fn read(&self, context: &str) -> Option<Value> {
+        if context.len() < Self::MIN_BYTES {
+            return None;
+        }
+        let fields = serde_json::from_str::<RawFields<'_>>(context).ok()?.0;
+        // Later duplicates win, as when read whole.
+        let mut pairs = BTreeMap::new();
+        for (key, raw) in fields {
+            let text = raw.get();
+            let value = if text.len() < Self::MIN_BYTES {
+                serde_json::from_str::<Value>(text).ok()?
+            } else {
+                self.field(text)?
+            };
+            pairs.insert(key, value);
+        }
+        Some(Value::from(pairs))
+    }
+
+    fn field(&self, text: &str) -> Option<Value> {
+        {
+            let mut kept = self.kept.lock().ok()?;
+            if let Some(at) = kept.iter().position(|(t, _)| **t == *text) {
+                let entry = kept.remove(at)?;
+                let value = entry.1.clone();
+                kept.push_front(entry);
+                return Some(value);
+            }
+        }
+        let value = serde_json::from_str::<Value>(text).ok()?;
+        let mut kept = self.kept.lock().ok()?;
+        kept.push_front((text.into(), value.clone()));
+        kept.truncate(Self::KEPT);
+        Some(value)
+    }
+}
+
+/// A JSON object's fields, in order, each as its text.
+struct RawFields<'a>(Vec<(String, &'a serde_json::value::RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for RawFields<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = RawFields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(field) = map.next_entry()? {
+                    fields.push(field);
+                }
+                Ok(RawFields(fields))
+            }
+        }
+        d.deserialize_map(Fields)
+    }
 }
 
 /// Whether a context's JSON text may hold a sentinel character, as
@@ -1268,6 +1358,59 @@ mod tests {
         ] {
             assert_eq!(may_hold_sentinel(context), holds, "{context}");
         }
+    }
+
+    #[test]
+    fn a_large_field_is_read_once_and_reads_as_the_whole_context_would() {
+        let s = service(
+            Syntax::Jinja,
+            &[("t.txt", "{{ page }}: {{ nav|length }}\n")],
+        );
+        let nav = serde_json::to_string(
+            &(0..200)
+                .map(|i| json!({"iri": format!("urn:p{i}"), "label": format!("Page \"{i}\"")}))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(nav.len() >= SharedFields::MIN_BYTES);
+        let whole = |context: &str| serde_json::from_str::<Value>(context).unwrap();
+        for page in 0..6 {
+            let context = format!("{{\"page\": {page}, \"nav\": {nav}, \"p\\u0061ge\": {page}}}");
+            assert_eq!(s.context_value("t.txt", &context).unwrap(), whole(&context));
+            let r = s.render_json("t.txt", &context).unwrap();
+            assert_eq!(r.text, format!("{page}: 200\n"));
+        }
+        // One field kept, read once, shared by every later context.
+        let kept = s.shared.kept.lock().unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(&*kept[0].0, nav.as_str());
+        drop(kept);
+        // Duplicate keys, the last wins, as when read whole.
+        let context = format!("{{\"nav\": 1, \"nav\": {nav}}}");
+        assert_eq!(s.context_value("t.txt", &context).unwrap(), whole(&context));
+        // Bad contexts fail as when read whole.
+        for bad in [
+            format!("[{nav}]"),
+            format!("{{\"nav\": {nav},}}"),
+            format!("{{\"nav\": {nav}"),
+        ] {
+            let err = s.render_json("t.txt", &bad).unwrap_err();
+            let expected = match serde_json::from_str::<Value>(&bad) {
+                Ok(_) => not_an_object("t.txt"),
+                Err(e) => TemplateError {
+                    template: "t.txt".to_owned(),
+                    line: None,
+                    message: format!("the context is not JSON: {e}"),
+                },
+            };
+            assert_eq!(err, expected, "{}", &bad[..20]);
+        }
+        // At most a few fields are kept.
+        for i in 0..10 {
+            let context = format!("{{\"nav\": {nav}, \"page\": \"{i}{}\"}}", "x".repeat(5000));
+            s.render_json("t.txt", &context).unwrap();
+        }
+        assert_eq!(s.shared.kept.lock().unwrap().len(), SharedFields::KEPT);
     }
 
     #[test]
