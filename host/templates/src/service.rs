@@ -55,7 +55,13 @@ pub struct TemplateService {
 thread_local! {
     /// The tracing render's side channel, reset for every render. A render
     /// runs on one thread, so threads tracing at once each keep their own.
-    static TRACE: RefCell<TraceState> = RefCell::new(TraceState::default());
+    static TRACE: RefCell<TraceState> = const {
+        RefCell::new(TraceState {
+            marks: Vec::new(),
+            includes: Vec::new(),
+            chain: None,
+        })
+    };
 }
 
 impl std::fmt::Debug for TemplateService {
@@ -191,15 +197,14 @@ impl TemplateService {
         }
         match self.render_traced_value(name, value.clone()) {
             Ok(traced) => {
-                let (marks, sentinel_bytes) =
-                    TRACE.with_borrow_mut(|st| (std::mem::take(&mut st.marks), st.sentinel_bytes));
+                let marks = TRACE.with_borrow_mut(|st| std::mem::take(&mut st.marks));
                 Ok(Rendered {
                     template: name.to_owned(),
                     value,
                     text: String::new(),
                     trace: None,
                     traced: Some(Box::new(TracedRender {
-                        text_len: traced.len() - sentinel_bytes,
+                        text_len: traced.len() - sentinel_bytes(&traced),
                         text: traced,
                         marks,
                     })),
@@ -435,6 +440,24 @@ impl<'de> serde::Deserialize<'de> for RawFields<'de> {
         }
         d.deserialize_map(Fields)
     }
+}
+
+/// The bytes of the sentinels in a tracing render's text whose context
+/// and templates hold none: counted in the text, not as they are printed,
+/// since output a child template prints outside its blocks is dropped.
+fn sentinel_bytes(traced: &str) -> usize {
+    let mut open = [0u8; 4];
+    let open = SENTINEL_OPEN.encode_utf8(&mut open).as_bytes();
+    let bytes = traced.as_bytes();
+    memchr::memmem::find_iter(bytes, open)
+        .map(|at| {
+            let digits = bytes[at + open.len()..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            open.len() + digits + SENTINEL_CLOSE.len_utf8()
+        })
+        .sum()
 }
 
 /// Whether a context's JSON text may hold a sentinel character, as
@@ -748,10 +771,6 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
             }
         }
         let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
-        TRACE.with_borrow_mut(|st| {
-            st.sentinel_bytes +=
-                SENTINEL_OPEN.len_utf8() + digits.len() + SENTINEL_CLOSE.len_utf8();
-        });
         out.write_char(SENTINEL_OPEN)
             .and_then(|()| out.write_str(digits))
             .and_then(|()| out.write_char(SENTINEL_CLOSE))
@@ -883,14 +902,12 @@ impl Origins {
 }
 
 /// The tracing render's side channel ([`TRACE`]), reset for every render.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct TraceState {
     marks: Vec<MarkInfo>,
     includes: Vec<IncludeFrame>,
     /// The include chain, rebuilt only when `includes` changes.
     chain: Option<Arc<[usize]>>,
-    /// The bytes of the sentinels printed.
-    sentinel_bytes: usize,
 }
 
 impl TraceState {
@@ -898,7 +915,6 @@ impl TraceState {
         self.marks.clear();
         self.includes.clear();
         self.chain = None;
-        self.sentinel_bytes = 0;
     }
 
     /// Drops include frames that have ended: text of template `t` is
