@@ -376,6 +376,9 @@ impl SharedFields {
     const MIN_BYTES: usize = 4096;
     /// How many fields are kept, the most recently used first.
     const KEPT: usize = 4;
+    /// Fields longer than this are not kept: the copy kept would cost
+    /// more memory than a navigation list ever needs.
+    const MAX_BYTES: usize = 8 << 20;
 
     /// `context` read, when it is a JSON object whose fields all read and
     /// one of them may be long enough to keep.
@@ -388,7 +391,7 @@ impl SharedFields {
         let mut pairs = BTreeMap::new();
         for (key, raw) in fields {
             let text = raw.get();
-            let value = if text.len() < Self::MIN_BYTES {
+            let value = if !(Self::MIN_BYTES..=Self::MAX_BYTES).contains(&text.len()) {
                 serde_json::from_str::<Value>(text).ok()?
             } else {
                 self.field(text)?
@@ -1421,6 +1424,23 @@ mod tests {
             };
             assert_eq!(err, expected, "{}", &bad[..20]);
         }
+        // A field too large to keep is read every time.
+        let huge = format!(
+            "{{\"nav\": \"{}\", \"page\": 1}}",
+            "y".repeat(SharedFields::MAX_BYTES)
+        );
+        assert_eq!(
+            s.render_json("t.txt", &huge).unwrap().text,
+            format!("1: {}\n", SharedFields::MAX_BYTES)
+        );
+        assert!(
+            s.shared
+                .kept
+                .lock()
+                .unwrap()
+                .iter()
+                .all(|(t, _)| t.len() < SharedFields::MAX_BYTES)
+        );
         // At most a few fields are kept.
         for i in 0..10 {
             let context = format!("{{\"nav\": {nav}, \"page\": \"{i}{}\"}}", "x".repeat(5000));
