@@ -7,8 +7,8 @@ use std::time::Duration;
 /// The defaults are sized for the largest model the benchmark builds,
 /// expense x1000 (241,007 triples; 3,000 pages that each link to all
 /// 3,000; 458 MB of HTML and 1.45 GB of sidecars): the htmx built-in
-/// spends 32.6 billion fuel there and 40 to 44 s on a 2-core machine,
-/// with a peak of 745 to 769 MB for the whole process.
+/// spends 32.6 billion fuel there and 36 to 39 s on a 2-core machine,
+/// with a peak of 754 to 837 MB for the whole process.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     /// Fuel (about one unit per wasm instruction) for one generator run.
