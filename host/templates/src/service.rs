@@ -195,8 +195,15 @@ impl TemplateService {
         if self.unsure.is_some() || may_hold_sentinel(context) {
             return self.render_value(name, value);
         }
-        match self.render_traced_value(name, value.clone()) {
-            Ok(traced) => {
+        match self.render_traced_measured(name, value.clone()) {
+            // It spent more than a normal render may: whether the normal
+            // render runs out is for the normal render to say, as it does
+            // when a render is made twice. Without this, a render would
+            // pass or fail by how it was made.
+            Ok((_, spent)) if spent > self.env.fuel().unwrap_or(u64::MAX) => {
+                self.render_value(name, value)
+            }
+            Ok((traced, _)) => {
                 let marks = TRACE.with_borrow_mut(|st| std::mem::take(&mut st.marks));
                 Ok(Rendered {
                     template: name.to_owned(),
@@ -210,13 +217,9 @@ impl TemplateService {
                     })),
                 })
             }
-            // A runaway template: the normal render would run out too,
-            // and it is not made to, a quarter of the way.
-            Err(e) if e.kind() == ErrorKind::OutOfFuel => {
-                Err(TemplateError::from_minijinja(name, &e))
-            }
-            // What the normal render says: its error, or its text, whose
-            // trace then reports what failed.
+            // What the normal render says: its error (running out of
+            // fuel included), or its text, whose trace then reports what
+            // failed.
             Err(_) => self.render_value(name, value),
         }
     }
@@ -332,6 +335,15 @@ impl TemplateService {
     #[cfg(test)]
     pub(crate) fn render_traced(&self, rendered: &Rendered) -> Result<String, Error> {
         self.render_traced_value(&rendered.template, rendered.value.clone())
+    }
+
+    /// As `render_traced_value`, with the fuel the render spent.
+    fn render_traced_measured(&self, name: &str, value: Value) -> Result<(String, u64), Error> {
+        let template = self.traced.get_template(name)?;
+        TRACE.with_borrow_mut(TraceState::reset);
+        let captured = template.render_captured(value)?;
+        let spent = captured.state().fuel_levels().map_or(0, |(spent, _)| spent);
+        Ok((captured.into_output(), spent))
     }
 
     fn render_traced_value(&self, name: &str, value: Value) -> Result<String, Error> {
@@ -1530,11 +1542,62 @@ mod tests {
         let err = s.render("a.txt", json!({})).unwrap_err();
         assert!(err.message.contains("fuel"), "{err}");
         // Made once, it runs out of the tracing render's fuel; the normal
-        // render, which would run out too, is not made.
+        // render's error is the one given.
         let mut s = s;
         s.set_fuel(1_000_000);
         let err = s.render_json_to_trace("a.txt", "{}").unwrap_err();
+        assert_eq!(err, s.render_json("a.txt", "{}").unwrap_err());
         assert!(err.message.contains("fuel"), "{err}");
         assert_eq!(err.template, "a.txt");
+    }
+
+    /// A render passes or fails the same, made once or twice: the tracing
+    /// render has more fuel than the normal render (it makes more calls),
+    /// and a render made once that spends more than the normal render may
+    /// is decided by the normal render.
+    #[test]
+    fn a_render_made_once_passes_or_fails_as_the_normal_render_does() {
+        let mut s = service(
+            Syntax::Jinja,
+            &[("a.txt", "{% for i in range(n) %}{{ i }}\n{% endfor %}")],
+        );
+        s.set_fuel(20_000);
+        // The normal render's cost, in loop iterations, is found by trying.
+        let passes = |n: usize| s.render_json("a.txt", &format!("{{\"n\": {n}}}")).is_ok();
+        let limit = (1..20_000)
+            .find(|&n| !passes(n))
+            .expect("a loop that runs out");
+        for n in [
+            1,
+            limit / 2,
+            limit - 1,
+            limit,
+            limit + 1,
+            limit * 2,
+            limit * 5,
+        ] {
+            let context = format!("{{\"n\": {n}}}");
+            let normal = s.render_json("a.txt", &context);
+            let once = s.render_json_to_trace("a.txt", &context);
+            match (normal, once) {
+                (Ok(normal), Ok(mut once)) => {
+                    assert_eq!(once.text_len(), normal.text.len(), "n = {n}");
+                    s.trace_with(&mut once, Scopes::Dropped).unwrap();
+                    assert_eq!(once.text, normal.text, "n = {n}");
+                }
+                (Err(normal), Err(once)) => assert_eq!(once, normal, "n = {n}"),
+                (normal, once) => panic!(
+                    "n = {n}: the normal render passes: {}, made once: {}",
+                    normal.is_ok(),
+                    once.is_ok()
+                ),
+            }
+        }
+        // Just under the normal render's limit, the tracing render spends
+        // more than it: the normal render is made too, and traced twice.
+        let once = s
+            .render_json_to_trace("a.txt", &format!("{{\"n\": {}}}", limit - 1))
+            .unwrap();
+        assert!(once.traced.is_none());
     }
 }
