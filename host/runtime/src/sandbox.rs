@@ -415,7 +415,10 @@ impl Sandbox {
             return Err(self.keeper_trap());
         }
         let context_bytes = context.len();
-        let made = if self.tracing {
+        // A render to be traced is made once, instrumented, unless the
+        // keeper would otherwise wait: then it traces in a second render.
+        let once = self.tracing && !self.keeper.as_mut().is_some_and(Keeper::idle);
+        let made = if once {
             service.render_json_to_trace(name, context)
         } else {
             service.render_json(name, context)
