@@ -3,6 +3,7 @@
 //! [`crate::apply`] carries it out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::audit::{Contents, FileAudit, FileState};
 use crate::generation::{Generation, SourcedRun};
@@ -40,13 +41,17 @@ pub(crate) fn lock_for(
                 })
         })
         .collect();
-    // The table of every IRI an output cites, and each one's index.
-    let mut iris: BTreeSet<&str> = generation
-        .runs
-        .iter()
-        .flat_map(|r| &r.run.outputs)
-        .flat_map(|o| o.sources.iter().map(|iri| &**iri))
-        .collect();
+    // The table of every IRI an output cites, and each one's index. A
+    // run's outputs share one string per IRI (thousands of pages cite the
+    // same thousands of IRIs): told apart by address first, each string is
+    // compared and hashed once, not once per output citing it.
+    let mut distinct: HashMap<usize, &str, BuildHasherDefault<ByAddress>> = HashMap::default();
+    for output in generation.runs.iter().flat_map(|r| &r.run.outputs) {
+        for iri in &output.sources {
+            distinct.entry(address(iri)).or_insert(iri);
+        }
+    }
+    let mut iris: BTreeSet<&str> = distinct.values().copied().collect();
     if let Some(previous) = previous {
         for (_, outputs) in &kept {
             for output in outputs {
@@ -58,6 +63,10 @@ pub(crate) fn lock_for(
         .iter()
         .enumerate()
         .map(|(i, iri)| (*iri, i as u32))
+        .collect();
+    let at: HashMap<usize, u32, BuildHasherDefault<ByAddress>> = distinct
+        .iter()
+        .map(|(&address, iri)| (address, index[iri]))
         .collect();
     let mut lock = Lock {
         lock_version: LOCK_VERSION,
@@ -92,7 +101,7 @@ pub(crate) fn lock_for(
         let sources: Vec<Vec<u32>> = run
             .outputs
             .iter()
-            .map(|o| o.sources.iter().map(|iri| index[&**iri]).collect())
+            .map(|o| o.sources.iter().map(|iri| at[&address(iri)]).collect())
             .collect();
         for file in files {
             lock.outputs.push(LockedOutput {
@@ -117,6 +126,39 @@ pub(crate) fn lock_for(
         }
     }
     lock
+}
+
+/// Where a shared IRI string lives: its identity while the run's outputs
+/// hold it.
+fn address(iri: &std::sync::Arc<str>) -> usize {
+    std::sync::Arc::as_ptr(iri).cast::<u8>() as usize
+}
+
+/// Hashes an address: spread by one multiplication, as addresses are
+/// already distinct (SipHash, the default, would cost more than the
+/// lookup it serves).
+#[derive(Default)]
+struct ByAddress(u64);
+
+impl Hasher for ByAddress {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let mixed = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = mixed ^ (mixed >> 32);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// Everything a generate will write and delete, and what it refuses to.
