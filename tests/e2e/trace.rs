@@ -23,6 +23,23 @@ fn read(p: &TempProject, rel: &str) -> String {
     std::fs::read_to_string(p.path().join(rel)).unwrap()
 }
 
+/// `generate -v` names the template line that has each traced render of
+/// a generator made twice (hostile's `mismatch.txt` has a filter block):
+/// a plugin author's hint that tracing costs them more than it need. The
+/// built-ins render once, and say nothing (see `cli.rs`).
+#[test]
+fn verbose_generate_names_the_template_line_that_has_each_render_made_twice() {
+    let p = project("views");
+    let run = seams(&["generate", "-v", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "hostile: each traced render is made twice, plain and instrumented, because of mismatch.txt:2 (a filter block)\n"
+        ),
+        "{run:?}"
+    );
+}
+
 #[test]
 fn a_sidecar_matches_a_hand_written_expected_file() {
     let p = project("views");

@@ -32,6 +32,10 @@ pub struct GenerateReport {
     /// The fuel each generator that ran spent, with its name, in
     /// `seams.toml` order: what `[sandbox] fuel` must allow.
     pub fuel: Vec<(String, u64)>,
+    /// Generators whose traced renders are each made twice, plain and
+    /// instrumented, with the template line that makes it so: a plugin
+    /// author's hint that tracing costs them more than it need.
+    pub renders_twice: Vec<(String, String)>,
     /// Files deleted: orphans that still matched the lock, sorted.
     pub deleted: Vec<String>,
     /// Temporary files of an interrupted run that were removed.
@@ -228,6 +232,11 @@ pub(crate) fn generate_on(
             report.log.push(format!("{}: {line}", run.meta.name));
         }
         report.fuel.push((run.meta.name.clone(), run.fuel));
+        if let Some(why) = &run.renders_twice {
+            report
+                .renders_twice
+                .push((run.meta.name.clone(), why.clone()));
+        }
     }
     // The output directory is created only now that there is something
     // to write.

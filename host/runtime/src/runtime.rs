@@ -96,6 +96,18 @@ pub struct GeneratorRun {
     /// The fuel the run spent, its wasm and the host's work for it
     /// together: what `[sandbox] fuel` must allow for this model.
     pub fuel: u64,
+    /// When a traced render of this generator cannot be made once, the
+    /// first template line that prevents it, and why
+    /// ([`TemplateService::renders_once`]): each is then rendered twice.
+    pub renders_twice: Option<String>,
+}
+
+/// What a generator's steps after `meta` made.
+struct Made {
+    outputs: Vec<Output>,
+    naming: Vec<String>,
+    fuel: u64,
+    renders_twice: Option<String>,
 }
 
 /// A compiled generator, ready to instantiate quickly.
@@ -337,17 +349,17 @@ impl Runtime {
         sink: Sink,
     ) -> Result<GeneratorRun, GeneratorError> {
         let work = self.work;
-        let ((meta, outputs, naming, fuel), log) =
-            self.call(generator, model, limits, move |store, g| {
-                run_steps(store, g, work, sink)
-            })?;
+        let ((meta, made), log) = self.call(generator, model, limits, move |store, g| {
+            run_steps(store, g, work, sink)
+        })?;
         Ok(GeneratorRun {
             meta,
             component_sha256: generator.sha256.clone(),
-            outputs,
+            outputs: made.outputs,
             log,
-            naming,
-            fuel,
+            naming: made.naming,
+            fuel: made.fuel,
+            renders_twice: made.renders_twice,
         })
     }
 
@@ -574,7 +586,7 @@ fn run_steps(
     generator: &LoadedGenerator,
     work: HostWork,
     sink: Sink,
-) -> Result<(Meta, Vec<Output>, Vec<String>, u64), Failure> {
+) -> Result<(Meta, Made), Failure> {
     let tracing = work.tracing;
     let instance = instantiate(store, generator)?;
 
@@ -614,8 +626,7 @@ fn run_steps(
             }
         }
     }
-    let (outputs, naming, fuel) = generated?;
-    Ok((meta, outputs, naming, fuel))
+    Ok((meta, generated?))
 }
 
 /// The generator's steps after `meta`: extract, render, trace, sources.
@@ -625,12 +636,13 @@ fn generate_steps(
     meta: &Meta,
     tracing: bool,
     sink: Sink,
-) -> Result<(Vec<Output>, Vec<String>, u64), Failure> {
+) -> Result<Made, Failure> {
     let mut naming = Vec::new();
     let service = Arc::new(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
     );
+    let renders_twice = service.renders_once().err().map(str::to_owned);
     store
         .data_mut()
         .set_templates(service, tracing, sink, &meta.name)?;
@@ -812,7 +824,12 @@ fn generate_steps(
     let terms = sandbox.terms();
     check_terms(sandbox.model(), terms.iter().map(|t| &**t), &outputs)?;
     let fuel = limits.fuel.saturating_sub(store.get_fuel()?);
-    Ok((outputs, naming, fuel))
+    Ok(Made {
+        outputs,
+        naming,
+        fuel,
+        renders_twice,
+    })
 }
 
 /// Finishes a render the sink kept, now that its output's path is known:

@@ -80,6 +80,18 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
                 shown(generator)
             );
         }
+        for (generator, why) in &report.renders_twice {
+            let _ = writeln!(
+                io.err,
+                "{}",
+                safe_line(
+                    &format!(
+                        "{generator}: each traced render is made twice, plain and instrumented, because of {why}"
+                    ),
+                    MESSAGE_LIMIT
+                )
+            );
+        }
         let _ = writeln!(io.err, "took {:.2} s", started.elapsed().as_secs_f64());
     }
     code

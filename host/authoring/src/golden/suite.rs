@@ -684,6 +684,7 @@ mod tests {
             log: Vec::new(),
             naming: Vec::new(),
             fuel: 0,
+            renders_twice: None,
         }
     }
 
