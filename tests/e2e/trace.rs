@@ -38,6 +38,20 @@ fn verbose_generate_names_the_template_line_that_has_each_render_made_twice() {
         ),
         "{run:?}"
     );
+    // Untraced, nothing is rendered twice: nothing is said.
+    let options = seams_core::GenerateOptions::default();
+    for (tracing, said) in [(true, 1), (false, 0)] {
+        let p = project("views");
+        let project = seams_core::Project::load(p.path()).unwrap();
+        let runtime = seams_runtime::Runtime::new(None).unwrap();
+        let runtime = if tracing {
+            runtime
+        } else {
+            seams_runtime::testing::without_tracing(runtime)
+        };
+        let report = seams_core::generate(&project, &runtime, &options).unwrap();
+        assert_eq!(report.renders_twice.len(), said, "tracing {tracing}");
+    }
 }
 
 #[test]

@@ -96,8 +96,8 @@ pub struct GeneratorRun {
     /// The fuel the run spent, its wasm and the host's work for it
     /// together: what `[sandbox] fuel` must allow for this model.
     pub fuel: u64,
-    /// When a traced render of this generator cannot be made once, the
-    /// first template line that prevents it, and why
+    /// In a traced run, when a render of this generator cannot be made
+    /// once, the first template line that prevents it, and why
     /// ([`TemplateService::renders_once`]): each is then rendered twice.
     pub renders_twice: Option<String>,
 }
@@ -642,7 +642,11 @@ fn generate_steps(
         TemplateService::new(meta.templates.clone(), meta.syntax)
             .map_err(GeneratorErrorKind::from)?,
     );
-    let renders_twice = service.renders_once().err().map(str::to_owned);
+    let renders_twice = service
+        .renders_once()
+        .err()
+        .filter(|_| tracing)
+        .map(str::to_owned);
     store
         .data_mut()
         .set_templates(service, tracing, sink, &meta.name)?;
