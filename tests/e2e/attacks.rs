@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use seams_tests::{ATTACKER_WASM, TempProject, repo_root, run_measured};
+use seams_tests::{ATTACKER_WASM, TempProject, repo_root, run_measured, seams};
 
 /// What the host allows itself beyond the generators' budgets and the
 /// model: engine, compiled code, and seams' own work (README, "What the
@@ -138,6 +138,7 @@ fn attacks() -> Vec<Attack> {
         a("ansi", Stopped(&["extract failed"])),
         a("ansi-term", Stopped(&["which the model does not mention"])),
         a("ansi-path", Stopped(&["control character"])),
+        a("ansi-template", Written("macro.txt", "made\n")),
         a("huge-error", Stopped(&["extract failed: eeee"])),
         a(
             "lie-term",
@@ -334,4 +335,26 @@ fn no_attack_crashes_hangs_exhausts_or_fools_the_host() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A template's name is the generator's text: where `generate -v` names
+/// the template line that has each render made twice, it is escaped.
+#[test]
+fn a_template_name_is_escaped_where_verbose_generate_names_it() {
+    let p = project(&Attack {
+        name: "ansi-template",
+        sandbox: LIMITS,
+        expect: Expect::Written("macro.txt", "made\n"),
+    });
+    let run = seams(&["generate", "-v", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let said = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("attacker: each traced render is made twice"))
+        .unwrap_or_else(|| panic!("{run:?}"));
+    assert!(said.ends_with(":1 (a macro)"), "{said}");
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}'] {
+        assert!(!run.stderr.contains(raw), "{:?}", run.stderr);
+    }
 }
