@@ -117,7 +117,7 @@ impl Keeper {
             abandoned: HashSet::new(),
             failed: None,
             received: 0,
-            beside: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+            beside: beside(),
             budget,
         })
     }
@@ -278,6 +278,13 @@ impl Keeper {
             ));
         }
     }
+}
+
+/// Whether the machine has a second core: asked once per process (it
+/// reads the cgroup's files), not once per generator run.
+fn beside() -> bool {
+    static BESIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *BESIDE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
 }
 
 impl Work {

@@ -195,7 +195,7 @@ impl TemplateService {
         if self.unsure.is_some() || may_hold_sentinel(context) {
             return self.render_value(name, value);
         }
-        match self.render_traced_measured(name, value.clone()) {
+        match self.render_traced_value(name, value.clone()) {
             // It spent more than a normal render may: whether the normal
             // render runs out is for the normal render to say, as it does
             // when a render is made twice. Without this, a render would
@@ -319,7 +319,7 @@ impl TemplateService {
                 ),
             });
         }
-        let traced = self
+        let (traced, _) = self
             .render_traced_value(name, rendered.value.clone())
             .map_err(|e| TemplateError::from_minijinja(name, &e))?;
         TRACE.with_borrow(|st| {
@@ -335,21 +335,17 @@ impl TemplateService {
     #[cfg(test)]
     pub(crate) fn render_traced(&self, rendered: &Rendered) -> Result<String, Error> {
         self.render_traced_value(&rendered.template, rendered.value.clone())
+            .map(|(text, _)| text)
     }
 
-    /// As `render_traced_value`, with the fuel the render spent.
-    fn render_traced_measured(&self, name: &str, value: Value) -> Result<(String, u64), Error> {
+    /// The instrumented render: its text with sentinels (the marks in
+    /// this thread's trace state), and the fuel it spent.
+    fn render_traced_value(&self, name: &str, value: Value) -> Result<(String, u64), Error> {
         let template = self.traced.get_template(name)?;
         TRACE.with_borrow_mut(TraceState::reset);
         let captured = template.render_captured(value)?;
         let spent = captured.state().fuel_levels().map_or(0, |(spent, _)| spent);
         Ok((captured.into_output(), spent))
-    }
-
-    fn render_traced_value(&self, name: &str, value: Value) -> Result<String, Error> {
-        let template = self.traced.get_template(name)?;
-        TRACE.with_borrow_mut(TraceState::reset);
-        template.render(value)
     }
 }
 
@@ -465,14 +461,16 @@ fn sentinel_bytes(traced: &str) -> usize {
     let open = SENTINEL_OPEN.encode_utf8(&mut open).as_bytes();
     let bytes = traced.as_bytes();
     memchr::memmem::find_iter(bytes, open)
-        .map(|at| {
-            let digits = bytes[at + open.len()..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            open.len() + digits + SENTINEL_CLOSE.len_utf8()
-        })
+        .map(|at| open.len() + digits_at(bytes, at + open.len()) + SENTINEL_CLOSE.len_utf8())
         .sum()
+}
+
+/// How many ASCII digits start at `at`: a sentinel's mark number.
+fn digits_at(bytes: &[u8], at: usize) -> usize {
+    bytes[at..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count()
 }
 
 /// Whether a context's JSON text may hold a sentinel character, as
@@ -539,10 +537,7 @@ fn strip(traced: &str, marks_len: usize) -> Stripped {
         stripped.push_str(&traced[pos..at]);
         let body_start = at + open.len();
         // A sentinel is its mark's number, then the closing character.
-        let digits = bytes[body_start..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
+        let digits = digits_at(bytes, body_start);
         let end = if traced[body_start + digits..].starts_with(&close) {
             body_start + digits
         } else {
