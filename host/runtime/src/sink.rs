@@ -152,9 +152,28 @@ impl BlobFile {
         } else {
             options.append(true);
         }
-        options.open(self.dir.join(&self.name))?.write_all(bytes)
+        let mut file = options.open(self.dir.join(&self.name))?;
+        file.write_all(bytes)?;
+        start_writeback(&file);
+        Ok(())
     }
 }
+
+/// Starts writing `file`'s new bytes to disk, without waiting for them. A
+/// run ends with one sync of the file system, which otherwise writes the
+/// whole generation (hundreds of megabytes of sidecars) while the user
+/// waits; started here, the disk works while the run goes on.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open for the call; the call only queues
+    // the file's dirty pages for writing and touches no memory of ours.
+    // Advisory: an error leaves the bytes to the final sync.
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &std::fs::File) {}
 
 impl Blob {
     /// The sha256 of the bytes, lowercase hex.
