@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::Duration;
 
-use seams_templates::{Rendered, Scopes, TemplateService, sidecar_head, sources_of};
+use seams_templates::{Rendered, TemplateService};
 
 use crate::budget::{self, Budget};
 use crate::error::GeneratorErrorKind;
@@ -314,9 +314,11 @@ impl Work {
     }
 
     fn finish(&self, mut rendered: Rendered) -> Result<Finished, GeneratorErrorKind> {
-        let lines = if self.tracing {
-            // Written out, a render keeps only its sidecar: no scopes.
-            Some(self.service.trace_with(&mut rendered, Scopes::Dropped)?)
+        let start = if self.tracing {
+            Some(
+                self.service
+                    .trace_to_sidecar(&mut rendered, &self.generator)?,
+            )
         } else {
             None
         };
@@ -328,13 +330,11 @@ impl Work {
         text.write(rendered.text.as_bytes()).map_err(written)?;
         let text = text.finish();
         drop(rendered);
-        let (sidecar, sources) = match lines {
-            Some(lines) => {
+        let (sidecar, sources) = match start {
+            Some(start) => {
                 let mut sidecar = BlobWriter::new(&self.spill);
-                sidecar
-                    .write(sidecar_head(&self.generator, &lines).as_bytes())
-                    .map_err(written)?;
-                (Some(sidecar), self.terms.intern_all(sources_of(&lines)))
+                sidecar.write(start.head.as_bytes()).map_err(written)?;
+                (Some(sidecar), self.terms.intern_all(start.sources()))
             }
             None => (None, Vec::new()),
         };

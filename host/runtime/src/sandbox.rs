@@ -16,7 +16,7 @@ use crate::limits::Limits;
 use crate::sink::{Blob, BlobWriter, Sink, Spill};
 use crate::terms::Terms;
 use seams_model::{Model, QueryError};
-use seams_templates::{Rendered, Scopes, TemplateService};
+use seams_templates::{Rendered, TemplateService};
 
 /// Bytes of seeded randomness; the stream cycles after this.
 const RANDOM_BYTES: usize = 64 << 10;
@@ -448,7 +448,7 @@ impl Sandbox {
                 None => return Err(self.keeper_trap()),
             },
             None if self.tracing => {
-                match service.trace_with(&mut rendered, Scopes::Kept) {
+                match service.trace(&mut rendered) {
                     Ok(lines) => {
                         rendered.trace = Some(lines);
                         rendered.shed();

@@ -13,14 +13,17 @@ pub(crate) struct Terms(Arc<Mutex<HashSet<Arc<str>>>>);
 
 impl Terms {
     /// `terms`, each as the run's one shared string.
-    pub(crate) fn intern_all(&self, terms: Vec<String>) -> Vec<Arc<str>> {
+    pub(crate) fn intern_all<S: AsRef<str>>(
+        &self,
+        terms: impl IntoIterator<Item = S>,
+    ) -> Vec<Arc<str>> {
         let mut set = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         terms
             .into_iter()
-            .map(|term| match set.get(term.as_str()) {
+            .map(|term| match set.get(term.as_ref()) {
                 Some(shared) => shared.clone(),
                 None => {
-                    let shared: Arc<str> = Arc::from(term);
+                    let shared: Arc<str> = Arc::from(term.as_ref());
                     set.insert(shared.clone());
                     shared
                 }
@@ -42,8 +45,8 @@ mod tests {
     #[test]
     fn a_term_interned_twice_is_one_string() {
         let terms = Terms::default();
-        let a = terms.intern_all(vec!["urn:a".into(), "urn:b".into()]);
-        let b = terms.clone().intern_all(vec!["urn:b".into()]);
+        let a = terms.intern_all(["urn:a", "urn:b"]);
+        let b = terms.clone().intern_all(["urn:b"]);
         assert!(Arc::ptr_eq(&a[1], &b[0]));
         let mut all: Vec<String> = terms.all().iter().map(|t| t.to_string()).collect();
         all.sort();

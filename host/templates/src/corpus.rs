@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use crate::service::{SENTINEL_CLOSE, SENTINEL_OPEN};
-use crate::{Syntax, TemplateService};
+use crate::{Syntax, TemplateService, sidecar_head, sources_of};
 
 struct Case {
     syntax: Syntax,
@@ -96,6 +96,7 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
     assert!(files.len() >= 12, "the corpus has {} cases", files.len());
     let mut refused = 0;
     let mut made_once = 0;
+    let mut cited = 0;
     for file in &files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let case = parse(&name, &std::fs::read_to_string(file).unwrap());
@@ -123,6 +124,27 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
             }
             (Err(e), Err(e_once)) => assert_eq!(e_once, e, "{name}"),
             _ => panic!("{name}: traced once {traced_once:?}, twice {trace:?}"),
+        }
+        // Written straight into a sidecar, made once or twice: the text
+        // of the lines' sidecar, citing their sources, or the same refusal.
+        let generator = "g \"quoted\"";
+        for mut made in [
+            service.render(&main, case.context.clone()).unwrap(),
+            service
+                .render_json_to_trace(&main, &case.context.to_string())
+                .unwrap(),
+        ] {
+            match (&trace, service.trace_to_sidecar(&mut made, generator)) {
+                (Ok(lines), Ok(start)) => {
+                    assert_eq!(start.head, sidecar_head(generator, lines), "{name}");
+                    let sources: Vec<&str> = start.sources().collect();
+                    assert_eq!(sources, sources_of(lines), "{name}");
+                    cited += usize::from(!sources.is_empty());
+                    assert_eq!(made.text, rendered.text, "{name}");
+                }
+                (Err(e), Err(e_sidecar)) => assert_eq!(&e_sidecar, e, "{name}"),
+                (trace, start) => panic!("{name}: traced {trace:?}, to a sidecar {start:?}"),
+            }
         }
         match (trace, &case.expect) {
             (Ok(lines), Ok(())) => {
@@ -161,4 +183,5 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
     }
     assert!(refused >= 1, "the corpus shows a refusal too");
     assert!(made_once >= 8, "{made_once} cases are made in one render");
+    assert!(cited >= 10, "{cited} sidecars cite model terms");
 }

@@ -33,7 +33,7 @@ mod syntax;
 mod trace;
 
 pub use error::TemplateError;
-pub use service::{Rendered, Scopes, TemplateService};
+pub use service::{Rendered, SidecarStart, TemplateService};
 pub use syntax::Syntax;
 pub use trace::{
     SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_head, sidecar_path,

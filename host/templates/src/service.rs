@@ -14,7 +14,7 @@
 //! traced is made once, instrumented: its stripped text is the output.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use minijinja::value::{Object, Value};
@@ -22,7 +22,7 @@ use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 use crate::error::TemplateError;
 use crate::syntax::{Delimiters, Syntax};
-use crate::trace::TraceLine;
+use crate::trace::{HeadWriter, TraceLine};
 
 /// Opens a sentinel in the tracing render; a private-use character, so it
 /// does not occur in real text (and when it does, tracing says so).
@@ -265,22 +265,58 @@ impl TemplateService {
     /// sentinels does not give the text back; either names the template
     /// and line.
     pub fn trace(&self, rendered: &mut Rendered) -> Result<Vec<TraceLine>, TemplateError> {
-        self.trace_with(rendered, Scopes::Kept)
+        let mut lines = Vec::new();
+        self.walk_trace(rendered, true, &mut |line| {
+            lines.push(TraceLine {
+                line: line.number,
+                templates: line.templates.iter().map(|&t| t.to_owned()).collect(),
+                terms: line.terms.iter().map(|t| iri_text(t).to_owned()).collect(),
+                scope: line.scope.iter().map(|t| iri_text(t).to_owned()).collect(),
+            });
+        })?;
+        Ok(lines)
     }
 
-    /// [`TemplateService::trace`], keeping each line's
-    /// [`TraceLine::scope`] only when asked: sidecars do not carry it,
-    /// and reading it off the view for every line is most of the cost of
-    /// the lines whose terms are their own.
+    /// [`TemplateService::trace`], written straight into the start of the
+    /// output's sidecar ([`crate::sidecar_head`]'s text), with the terms
+    /// the trace cites: for the sidecar, a line's strings are borrowed from
+    /// the render, not copied into [`TraceLine`]s (thousands of pages that
+    /// each cite the same thousands of objects).
     ///
     /// # Errors
     ///
     /// As [`TemplateService::trace`].
-    pub fn trace_with(
+    pub fn trace_to_sidecar(
         &self,
         rendered: &mut Rendered,
-        scopes: Scopes,
-    ) -> Result<Vec<TraceLine>, TemplateError> {
+        generator: &str,
+    ) -> Result<SidecarStart, TemplateError> {
+        let mut head = HeadWriter::new(generator, rendered.text_len() / 64);
+        let mut cited: Vec<Value> = Vec::new();
+        self.walk_trace(rendered, false, &mut |line| {
+            head.line(
+                line.number,
+                line.templates.iter().copied(),
+                line.terms.iter().map(iri_text),
+            );
+            cited.extend_from_slice(line.terms);
+        })?;
+        sort_iris(&mut cited);
+        Ok(SidecarStart {
+            head: head.finish(),
+            cited,
+        })
+    }
+
+    /// Traces `rendered` (see [`TemplateService::trace`]) and shows each
+    /// traced line to `visit`, in order; each line's scope only when
+    /// `scopes`, else only where the line's terms come from it.
+    fn walk_trace(
+        &self,
+        rendered: &mut Rendered,
+        scopes: bool,
+        visit: &mut dyn FnMut(Line<'_>),
+    ) -> Result<(), TemplateError> {
         let name = rendered.template.as_str();
         let root = view_iris(&rendered.value).unwrap_or_default();
         if let Some(made) = rendered.traced.take() {
@@ -299,9 +335,9 @@ impl TemplateService {
                 });
             }
             drop(traced);
-            let lines = trace_lines(name, &stripped, &marks, &self.origins, &root, scopes);
+            let walked = walk_lines(name, &stripped, &marks, &self.origins, &root, scopes, visit);
             rendered.text = stripped.text;
-            return lines;
+            return walked;
         }
         let collision = [SENTINEL_OPEN, SENTINEL_CLOSE]
             .iter()
@@ -325,7 +361,15 @@ impl TemplateService {
         TRACE.with_borrow(|st| {
             let stripped = strip(&traced, st.marks.len());
             same_text(name, &stripped, &rendered.text, &st.marks, &self.origins)?;
-            trace_lines(name, &stripped, &st.marks, &self.origins, &root, scopes)
+            walk_lines(
+                name,
+                &stripped,
+                &st.marks,
+                &self.origins,
+                &root,
+                scopes,
+                visit,
+            )
         })
     }
 
@@ -492,15 +536,6 @@ fn may_hold_sentinel(context: &str) -> bool {
     })
 }
 
-/// Whether a trace keeps each line's scope ([`TraceLine::scope`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scopes {
-    /// Kept: for goldens, which may cite a line's enclosing view object.
-    Kept,
-    /// Left empty where the line's terms do not come from it: for sidecars.
-    Dropped,
-}
-
 /// A tracing render's text without its sentinels, and per output line
 /// its start in that text and its marks.
 struct Stripped {
@@ -609,19 +644,63 @@ fn same_text(
     })
 }
 
-/// The trace lines of a stripped tracing render: per non-blank line, its
-/// template origins and terms.
-fn trace_lines(
+/// The start of a traced output's sidecar, and the model IRIs its lines
+/// cite ([`TemplateService::trace_to_sidecar`]).
+#[derive(Debug)]
+pub struct SidecarStart {
+    /// The sidecar's text up to its lines' end (see [`crate::sidecar_tail`]).
+    pub head: String,
+    /// The terms cited, sorted and once each.
+    cited: Vec<Value>,
+}
+
+impl SidecarStart {
+    /// The model IRIs the lines cite, sorted, each once: the output's lock
+    /// sources.
+    pub fn sources(&self) -> impl Iterator<Item = &str> {
+        self.cited.iter().map(iri_text)
+    }
+}
+
+/// One traced line, borrowed from the walk that found it.
+struct Line<'a> {
+    number: usize,
+    /// `template:line` origins, outermost include first.
+    templates: &'a [&'a str],
+    /// The IRIs behind it (string values), sorted, each once.
+    terms: &'a [Value],
+    /// The IRIs of the view object it was printed in, when asked for or
+    /// when they are its terms.
+    scope: &'a [Value],
+}
+
+/// The text of an IRI value (only string values are kept as IRIs).
+fn iri_text(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
+
+/// Sorts IRI values by their text and drops repeats.
+fn sort_iris(iris: &mut Vec<Value>) {
+    iris.sort_unstable_by(|a, b| iri_text(a).cmp(iri_text(b)));
+    iris.dedup_by(|a, b| iri_text(a) == iri_text(b));
+}
+
+/// Walks a stripped tracing render: per non-blank line, its template
+/// origins and terms, shown to `visit`. A line's buffers are reused for
+/// the next: a page of thousands of lines allocates for few of them.
+fn walk_lines(
     name: &str,
     stripped: &Stripped,
     marks: &[MarkInfo],
     origins: &Origins,
-    root: &[String],
-    scopes: Scopes,
-) -> Result<Vec<TraceLine>, TemplateError> {
+    root: &[Value],
+    scopes: bool,
+    visit: &mut dyn FnMut(Line<'_>),
+) -> Result<(), TemplateError> {
     let lines = &stripped.lines;
     let text = &stripped.text;
-    let mut out = Vec::new();
+    let mut templates: Vec<&str> = Vec::new();
+    let mut terms: Vec<Value> = Vec::new();
     for (number, (start, line_marks)) in lines.iter().enumerate() {
         let end = lines
             .get(number + 1)
@@ -629,8 +708,8 @@ fn trace_lines(
         if text[*start..end].trim().is_empty() {
             continue;
         }
-        let mut templates: Vec<&str> = Vec::new();
-        let mut terms = BTreeSet::new();
+        templates.clear();
+        terms.clear();
         for &m in line_marks {
             let info = &marks[m];
             for origin in chain_of(info, origins) {
@@ -642,7 +721,8 @@ fn trace_lines(
                 add_view_iris(owner, &mut terms);
             }
         }
-        let scope = || {
+        sort_iris(&mut terms);
+        let scope = if terms.is_empty() || scopes {
             line_marks
                 .iter()
                 .find_map(|&m| {
@@ -650,16 +730,9 @@ fn trace_lines(
                     info.enclosing.iter().chain(&info.frame).find_map(view_iris)
                 })
                 .unwrap_or_else(|| root.to_vec())
-        };
-        let scope = if terms.is_empty() || scopes == Scopes::Kept {
-            scope()
         } else {
             Vec::new()
         };
-        // No value read off a view object: the enclosing view object's.
-        if terms.is_empty() {
-            terms.extend(scope.iter().cloned());
-        }
         if templates.is_empty() {
             return Err(TemplateError {
                 template: name.to_owned(),
@@ -670,14 +743,21 @@ fn trace_lines(
                 ),
             });
         }
-        out.push(TraceLine {
-            line: number + 1,
-            templates: templates.into_iter().map(str::to_owned).collect(),
-            terms: terms.into_iter().collect(),
-            scope,
+        // No value read off a view object: the enclosing view object's.
+        let own = !terms.is_empty();
+        let mut fallback = Vec::new();
+        if !own {
+            fallback.clone_from(&scope);
+            sort_iris(&mut fallback);
+        }
+        visit(Line {
+            number: number + 1,
+            templates: &templates,
+            terms: if own { &terms } else { &fallback },
+            scope: &scope,
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 fn not_an_object(name: &str) -> TemplateError {
@@ -803,49 +883,32 @@ fn origin_id(arg: Option<&Value>, origins: &Origins) -> Result<usize, Error> {
         })
 }
 
-/// Adds a view object's IRIs (its `iri` and `origins`, when it is one)
-/// to `terms`, copying only those not there yet: most lines cite the same
-/// few objects many times.
-fn add_view_iris(value: &Value, terms: &mut BTreeSet<String>) {
+/// Adds a view object's IRIs (its `iri` and `origins`, when it is one;
+/// only string values) to `terms`, as shared values, not copies: most
+/// lines cite the same few objects many times. Whether it was one.
+fn add_view_iris(value: &Value, terms: &mut Vec<Value>) -> bool {
     if value.kind() != minijinja::value::ValueKind::Map {
-        return;
+        return false;
     }
     let Ok(iri) = value.get_attr("iri") else {
-        return;
+        return false;
     };
-    let Some(iri) = iri.as_str() else {
-        return;
-    };
-    let mut add = |term: &str| {
-        if !terms.contains(term) {
-            terms.insert(term.to_owned());
-        }
-    };
-    add(iri);
+    if iri.as_str().is_none() {
+        return false;
+    }
+    terms.push(iri);
     if let Ok(origins) = value.get_attr("origins")
         && let Ok(items) = origins.try_iter()
     {
-        for origin in items {
-            if let Some(origin) = origin.as_str() {
-                add(origin);
-            }
-        }
+        terms.extend(items.filter(|o| o.as_str().is_some()));
     }
+    true
 }
 
-/// A view object's IRIs: its `iri` and `origins`, when it is one.
-fn view_iris(value: &Value) -> Option<Vec<String>> {
-    if value.kind() != minijinja::value::ValueKind::Map {
-        return None;
-    }
-    let iri = value.get_attr("iri").ok()?;
-    let mut iris = vec![iri.as_str()?.to_owned()];
-    if let Ok(origins) = value.get_attr("origins")
-        && let Ok(items) = origins.try_iter()
-    {
-        iris.extend(items.filter_map(|o| o.as_str().map(str::to_owned)));
-    }
-    Some(iris)
+/// A view object's IRIs (see [`add_view_iris`]).
+fn view_iris(value: &Value) -> Option<Vec<Value>> {
+    let mut iris = Vec::new();
+    add_view_iris(value, &mut iris).then_some(iris)
 }
 
 /// What a sentinel stands for: a printed value or text, with the
@@ -1577,7 +1640,7 @@ mod tests {
             match (normal, once) {
                 (Ok(normal), Ok(mut once)) => {
                     assert_eq!(once.text_len(), normal.text.len(), "n = {n}");
-                    s.trace_with(&mut once, Scopes::Dropped).unwrap();
+                    s.trace_to_sidecar(&mut once, "g").unwrap();
                     assert_eq!(once.text, normal.text, "n = {n}");
                 }
                 (Err(normal), Err(once)) => assert_eq!(once, normal, "n = {n}"),

@@ -55,43 +55,82 @@ impl Trace {
 /// The start of a sidecar's text, up to its lines: what a render's trace
 /// gives before the output's path is known. [`sidecar_tail`] completes it.
 pub fn sidecar_head(generator: &str, lines: &[TraceLine]) -> String {
-    // Written by hand in serde_json's pretty layout (the tests compare the
-    // two): it is a tenth of a traced run's work, and serde's pretty
-    // printer spends most of it on indentation.
-    let mut out = Vec::with_capacity(40 + lines.len() * 160);
-    out.extend_from_slice(b"{\n  \"generator\": ");
-    json_string(&mut out, generator);
-    out.extend_from_slice(b",\n  \"lines\": [");
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
+    let mut head = HeadWriter::new(generator, lines.len());
+    for line in lines {
+        head.line(
+            line.line,
+            line.templates.iter().map(String::as_str),
+            line.terms.iter().map(String::as_str),
+        );
+    }
+    head.finish()
+}
+
+/// Writes a sidecar's start line by line, from borrowed strings: a traced
+/// render's lines need not be built as [`TraceLine`]s to be written.
+///
+/// Written by hand in serde_json's pretty layout (the tests compare the
+/// two): it is a tenth of a traced run's work, and serde's pretty printer
+/// spends most of it on indentation.
+pub(crate) struct HeadWriter {
+    out: Vec<u8>,
+    lines: usize,
+}
+
+impl HeadWriter {
+    /// A sidecar of `generator`, of about `lines` lines.
+    pub(crate) fn new(generator: &str, lines: usize) -> HeadWriter {
+        let mut out = Vec::with_capacity(40 + lines * 160);
+        out.extend_from_slice(b"{\n  \"generator\": ");
+        json_string(&mut out, generator);
+        out.extend_from_slice(b",\n  \"lines\": [");
+        HeadWriter { out, lines: 0 }
+    }
+
+    /// Adds line `number`, with its origins and its sorted terms.
+    pub(crate) fn line<'a>(
+        &mut self,
+        number: usize,
+        templates: impl IntoIterator<Item = &'a str>,
+        terms: impl IntoIterator<Item = &'a str>,
+    ) {
+        let out = &mut self.out;
+        if self.lines > 0 {
             out.push(b',');
         }
+        self.lines += 1;
         out.extend_from_slice(b"\n    {\n      \"line\": ");
-        out.extend_from_slice(line.line.to_string().as_bytes());
+        out.extend_from_slice(number.to_string().as_bytes());
         out.extend_from_slice(b",\n      \"templates\": ");
-        json_strings(&mut out, &line.templates);
+        json_strings(out, templates);
         out.extend_from_slice(b",\n      \"terms\": ");
-        json_strings(&mut out, &line.terms);
+        json_strings(out, terms);
         out.extend_from_slice(b"\n    }");
     }
-    if !lines.is_empty() {
-        out.extend_from_slice(b"\n  ");
+
+    /// The text, up to and including the lines' closing bracket.
+    pub(crate) fn finish(mut self) -> String {
+        if self.lines > 0 {
+            self.out.extend_from_slice(b"\n  ");
+        }
+        self.out.push(b']');
+        String::from_utf8(self.out).expect("JSON written from strings is UTF-8")
     }
-    out.push(b']');
-    String::from_utf8(out).expect("JSON written from strings is UTF-8")
 }
 
 /// A list of strings as a line's field, in the pretty layout.
-fn json_strings(out: &mut Vec<u8>, items: &[String]) {
+fn json_strings<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'a str>) {
     out.push(b'[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
+    let mut any = false;
+    for item in items {
+        if any {
             out.push(b',');
         }
+        any = true;
         out.extend_from_slice(b"\n        ");
         json_string(out, item);
     }
-    if !items.is_empty() {
+    if any {
         out.extend_from_slice(b"\n      ");
     }
     out.push(b']');
@@ -99,7 +138,15 @@ fn json_strings(out: &mut Vec<u8>, items: &[String]) {
 
 /// A JSON string, escaped as serde_json escapes it.
 fn json_string(out: &mut Vec<u8>, text: &str) {
-    serde_json::to_writer(out, text).expect("a string serializes");
+    // serde_json escapes only quotes, backslashes and control characters;
+    // IRIs and template names almost never hold one, and are copied.
+    if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        serde_json::to_writer(out, text).expect("a string serializes");
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    }
 }
 
 /// The end of a sidecar's text, after [`sidecar_head`]: the output's path
@@ -223,7 +270,7 @@ mod tests {
                 "\u{e9}\n.txt",
             ),
             (
-                "a \"quoted\" \\ generator\u{1}\t",
+                "a \"quoted\" \\ generator\u{1}\t\u{1f}/",
                 vec![
                     line(12, &["urn:x?q=\"1\"&b=\\", "urn:\u{7f}\u{2028}\u{1f600}"]),
                     TraceLine {
