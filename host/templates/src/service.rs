@@ -291,7 +291,9 @@ impl TemplateService {
         rendered: &mut Rendered,
         generator: &str,
     ) -> Result<SidecarStart, TemplateError> {
-        let mut head = HeadWriter::new(generator, rendered.text_len() / 64);
+        // A guess at the line count, capped: a render of one huge line
+        // must not reserve a sidecar of its size; past the cap, it grows.
+        let mut head = HeadWriter::new(generator, (rendered.text_len() / 64).min(1 << 16));
         let mut cited: Vec<Value> = Vec::new();
         self.walk_trace(rendered, false, &mut |line| {
             head.line(
