@@ -36,7 +36,7 @@ use crate::syntax::Delimiters;
 /// shadowed from a template.
 pub(crate) const RESERVED_PREFIX: &str = "__seams_";
 
-/// Names of the functions the tracing environment defines.
+/// Names of the filters the tracing environment defines (see [`tracing_call`]).
 pub(crate) const LINE_FN: &str = "__seams_line";
 pub(crate) const VALUE_FN: &str = "__seams_value";
 pub(crate) const INCLUDE_FN: &str = "__seams_include";
@@ -137,11 +137,14 @@ pub(crate) fn instrument(
                 let owner = owner_path(inner).map_or_else(|| "none".to_owned(), str::to_owned);
                 out.push_str(d.var.0);
                 out.push_str(open_ws);
-                out.push_str(&format!(
-                    " {VALUE_FN}({id}, ({}), {owner}{}) ",
-                    inner.trim(),
-                    candidates(&scopes)
+                out.push(' ');
+                out.push_str(&tracing_call(
+                    VALUE_FN,
+                    id,
+                    &[&format!("({})", inner.trim()), &owner],
+                    &scopes,
                 ));
+                out.push(' ');
                 out.push_str(close_ws);
                 out.push_str(d.var.1);
                 line += rest[..end].matches('\n').count();
@@ -181,10 +184,15 @@ pub(crate) fn instrument(
                         let id = register(start_line);
                         out.push_str(d.block.0);
                         out.push_str(open_ws);
-                        out.push_str(&format!(
-                            " include {INCLUDE_FN}({id}, ({expr}){}){suffix} ",
-                            candidates(&scopes)
+                        out.push_str(" include ");
+                        out.push_str(&tracing_call(
+                            INCLUDE_FN,
+                            id,
+                            &[&format!("({expr})")],
+                            &scopes,
                         ));
+                        out.push_str(suffix);
+                        out.push(' ');
                         out.push_str(close_ws);
                         out.push_str(d.block.1);
                     }
@@ -360,9 +368,9 @@ fn emit_data(
             let id = register(*run.line);
             *run.marked = Some(*run.line);
             out.push_str(&format!(
-                "{} {LINE_FN}({id}{}) {}",
+                "{} {} {}",
                 d.var.0,
-                candidates(scopes),
+                tracing_call(LINE_FN, id, &[], scopes),
                 d.var.1
             ));
         }
@@ -407,11 +415,11 @@ fn emit_raw(
         if content_end > 0 {
             let id = register(*line);
             out.push_str(&format!(
-                "{}+ endraw +{}{} {LINE_FN}({id}{}) {}{} raw +{}",
+                "{}+ endraw +{}{} {} {}{} raw +{}",
                 d.block.0,
                 d.block.1,
                 d.var.0,
-                candidates(scopes),
+                tracing_call(LINE_FN, id, &[], scopes),
                 d.var.1,
                 d.block.0,
                 d.block.1
@@ -425,15 +433,23 @@ fn emit_raw(
     Some(body_end + tag_len)
 }
 
-/// `, a, b`: the scope variables, innermost first, as extra arguments.
-fn candidates(scopes: &[Vec<String>]) -> String {
-    let mut seen = Vec::new();
-    for name in scopes.iter().rev().flatten() {
-        if !seen.contains(name) {
-            seen.push(name.clone());
+/// `ID|NAME(ARGS, a, b)`: a tracing call on origin `id`, given `args`
+/// and then the scope variables, innermost first. A filter on the id, not
+/// a function: minijinja finds a filter once per template run, while a
+/// function's name is looked up through every frame of the context (and
+/// the context's own keys) at each call, and a page makes thousands.
+fn tracing_call(name: &str, id: usize, args: &[&str], scopes: &[Vec<String>]) -> String {
+    let mut seen: Vec<&str> = args.to_vec();
+    for scope in scopes.iter().rev().flatten() {
+        if !seen[args.len()..].contains(&scope.as_str()) {
+            seen.push(scope);
         }
     }
-    seen.iter().map(|n| format!(", {n}")).collect()
+    if seen.is_empty() {
+        format!("{id}|{name}")
+    } else {
+        format!("{id}|{name}({})", seen.join(", "))
+    }
 }
 
 /// `for k, v in ...` -> `[v, k]`: both are candidates, and the value is
@@ -588,7 +604,7 @@ mod tests {
         let (out, lines) = run("a b  \n\n  c\n");
         assert_eq!(
             out,
-            "a b{{ __seams_line(0) }}  \n\n  c{{ __seams_line(1) }}\n"
+            "a b{{ 0|__seams_line }}  \n\n  c{{ 1|__seams_line }}\n"
         );
         assert_eq!(lines, [1, 3]);
     }
@@ -598,12 +614,12 @@ mod tests {
         let (out, _) = run(
             "{% for c in cs %}{% if c.db %}\nx\n{% elif c.other %}\ny\n{% else %}\nz\n{% endif %}\nw\n{% endfor %}\n",
         );
-        assert!(out.contains("x{{ __seams_line(0, c.db, c) }}"), "{out}");
-        assert!(out.contains("y{{ __seams_line(1, c.other, c) }}"), "{out}");
-        assert!(out.contains("z{{ __seams_line(2, c) }}"), "{out}");
-        assert!(out.contains("w{{ __seams_line(3, c) }}"), "{out}");
+        assert!(out.contains("x{{ 0|__seams_line(c.db, c) }}"), "{out}");
+        assert!(out.contains("y{{ 1|__seams_line(c.other, c) }}"), "{out}");
+        assert!(out.contains("z{{ 2|__seams_line(c) }}"), "{out}");
+        assert!(out.contains("w{{ 3|__seams_line(c) }}"), "{out}");
         let (out, _) = run("{% if a == 1 %}\nx\n{% endif %}\n");
-        assert!(out.contains("x{{ __seams_line(0) }}"), "{out}");
+        assert!(out.contains("x{{ 0|__seams_line }}"), "{out}");
     }
 
     #[test]
@@ -619,7 +635,7 @@ mod tests {
         let (out, lines) = run("d = {\n  x = {\n}\n");
         assert_eq!(
             out,
-            "d = {{ __seams_line(0) }}{\n  x = {{ __seams_line(1) }}{\n}{{ __seams_line(2) }}\n"
+            "d = {{ 0|__seams_line }}{\n  x = {{ 1|__seams_line }}{\n}{{ 2|__seams_line }}\n"
         );
         assert_eq!(lines, [1, 2, 3]);
     }
@@ -629,7 +645,7 @@ mod tests {
         let (out, lines) = run("{%- for item in items -%}\n{{- item.title -}}\n{% endfor %}");
         assert_eq!(
             out,
-            "{%- for item in items -%}\n{{- __seams_value(0, (item.title), item, item) -}}\n{% endfor %}"
+            "{%- for item in items -%}\n{{- 0|__seams_value((item.title), item, item) -}}\n{% endfor %}"
         );
         assert_eq!(lines, [2]);
     }
@@ -639,7 +655,7 @@ mod tests {
         let (out, lines) = run("x {{\n  a\n}} y\n{% if\n  b %}z{% endif %}\n");
         assert_eq!(
             out,
-            "x {{ __seams_value(0, (a), none) }} y{{ __seams_line(1) }}\n{% if\n  b %}z{{ __seams_line(2, b) }}{% endif %}\n"
+            "x {{ 0|__seams_value((a), none) }} y{{ 1|__seams_line }}\n{% if\n  b %}z{{ 2|__seams_line(b) }}{% endif %}\n"
         );
         assert_eq!(lines, [1, 3, 5]);
     }
@@ -649,12 +665,12 @@ mod tests {
         let (out, _) = run("<a href=\"{{ u }}\">{{ t }}</a>\n");
         assert_eq!(
             out,
-            "<a href=\"{{ __seams_value(0, (u), none) }}\">{{ __seams_value(1, (t), none) }}</a>\n"
+            "<a href=\"{{ 0|__seams_value((u), none) }}\">{{ 1|__seams_value((t), none) }}</a>\n"
         );
         let (out, _) = run("a{% if x %}b{% endif %}\n");
         assert_eq!(
             out,
-            "a{{ __seams_line(0) }}{% if x %}b{{ __seams_line(1, x) }}{% endif %}\n"
+            "a{{ 0|__seams_line }}{% if x %}b{{ 1|__seams_line(x) }}{% endif %}\n"
         );
     }
 
@@ -663,7 +679,7 @@ mod tests {
         let (out, _) = run("{% for c in cs %}\n{% include \"part.html\" %}\n{% endfor %}\n");
         assert_eq!(
             out,
-            "{% for c in cs %}\n{% include __seams_include(0, (\"part.html\"), c) %}\n{% endfor %}\n"
+            "{% for c in cs %}\n{% include 0|__seams_include((\"part.html\"), c) %}\n{% endfor %}\n"
         );
     }
 
@@ -672,7 +688,7 @@ mod tests {
         let (out, lines) = run("{% raw %}\n{{ a }}\n{% endraw %}\n");
         assert_eq!(
             out,
-            "{% raw %}\n{{ a }}{%+ endraw +%}{{ __seams_line(0) }}{% raw +%}\n{% endraw %}\n"
+            "{% raw %}\n{{ a }}{%+ endraw +%}{{ 0|__seams_line }}{% raw +%}\n{% endraw %}\n"
         );
         assert_eq!(lines, [2]);
     }
@@ -680,7 +696,7 @@ mod tests {
     #[test]
     fn quotes_do_not_close_tags() {
         let (out, _) = run("{{ \"}}\" }}\n");
-        assert_eq!(out, "{{ __seams_value(0, (\"}}\"), none) }}\n");
+        assert_eq!(out, "{{ 0|__seams_value((\"}}\"), none) }}\n");
     }
 
     #[test]
@@ -688,6 +704,6 @@ mod tests {
         let (out, _) = run(
             "{% macro m(field, x=1) %}{% for k, v in field.items %}t\n{% endfor %}{% endmacro %}",
         );
-        assert!(out.contains("__seams_line(0, v, k, field, x)"), "{out}");
+        assert!(out.contains("0|__seams_line(v, k, field, x)"), "{out}");
     }
 }

@@ -789,14 +789,14 @@ fn environment(syntax: Syntax) -> Environment<'static> {
 }
 
 /// The environment of the tracing render: the same settings, the
-/// instrumented templates' functions, and a formatter that prints their
+/// instrumented templates' filters, and a formatter that prints their
 /// sentinels.
 fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'static> {
     let mut env = environment(syntax);
     // Instrumentation adds calls; the budget grows with them.
     env.set_fuel(Some(RENDER_FUEL * 4));
     let o = origins.clone();
-    env.add_function(
+    env.add_filter(
         crate::instrument::LINE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
             let id = origin_id(args.first(), &o)?;
@@ -808,7 +808,7 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         },
     );
     let o = origins.clone();
-    env.add_function(
+    env.add_filter(
         crate::instrument::VALUE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
             let id = origin_id(args.first(), &o)?;
@@ -828,7 +828,7 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         },
     );
     let o = origins.clone();
-    env.add_function(
+    env.add_filter(
         crate::instrument::INCLUDE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
             let id = origin_id(args.first(), &o)?;
@@ -1158,6 +1158,7 @@ mod tests {
         // Calling them with a huge origin id panicked the host once.
         for source in [
             "{% if __seams_line is defined %}{{ __seams_line(4000000000) }}{% endif %}\n",
+            "a\n{{ 4000000000|__seams_line }}\n",
             "a\n{{ __seams_include(4000000000, \"x\") }}\n",
             "{% set __seams_value = 1 %}\n",
             "text that mentions __seams_ is refused too\n",
@@ -1183,10 +1184,11 @@ mod tests {
     fn a_tracing_call_with_an_unknown_origin_is_an_error_not_a_panic() {
         let env = tracing_environment(Syntax::Jinja, &Arc::new(Origins::default()));
         for call in [
-            "{{ __seams_line(4000000000) }}",
-            "{{ __seams_line() }}",
-            "{{ __seams_value(99, 1) }}",
-            "{{ __seams_include(7, 'x') }}",
+            "{{ 4000000000|__seams_line }}",
+            "{{ none|__seams_line }}",
+            "{{ -1|__seams_line }}",
+            "{{ 99|__seams_value(1) }}",
+            "{{ 7|__seams_include('x') }}",
         ] {
             let err = env.render_str(call, ()).unwrap_err();
             assert!(
