@@ -266,7 +266,7 @@ impl TemplateService {
     /// and line.
     pub fn trace(&self, rendered: &mut Rendered) -> Result<Vec<TraceLine>, TemplateError> {
         let mut lines = Vec::new();
-        self.walk_trace(rendered, true, &mut |line| {
+        self.walk_trace(rendered, Scopes::Kept, &mut |line| {
             lines.push(TraceLine {
                 line: line.number,
                 templates: line.templates.iter().map(|&t| t.to_owned()).collect(),
@@ -295,7 +295,7 @@ impl TemplateService {
         // must not reserve a sidecar of its size; past the cap, it grows.
         let mut head = HeadWriter::new(generator, (rendered.text_len() / 64).min(1 << 16));
         let mut cited: Vec<Value> = Vec::new();
-        self.walk_trace(rendered, false, &mut |line| {
+        self.walk_trace(rendered, Scopes::Dropped, &mut |line| {
             head.line(
                 line.number,
                 line.templates.iter().copied(),
@@ -312,11 +312,11 @@ impl TemplateService {
 
     /// Traces `rendered` (see [`TemplateService::trace`]) and shows each
     /// traced line to `visit`, in order; each line's scope only when
-    /// `scopes`, else only where the line's terms come from it.
+    /// [`Scopes::Kept`], else only where the line's terms come from it.
     fn walk_trace(
         &self,
         rendered: &mut Rendered,
-        scopes: bool,
+        scopes: Scopes,
         visit: &mut dyn FnMut(Line<'_>),
     ) -> Result<(), TemplateError> {
         let name = rendered.template.as_str();
@@ -664,6 +664,14 @@ impl SidecarStart {
     }
 }
 
+/// Whether a trace walk shows every line's scope ([`TraceLine::scope`],
+/// for goldens) or only where it is the line's terms (sidecars).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scopes {
+    Kept,
+    Dropped,
+}
+
 /// One traced line, borrowed from the walk that found it.
 struct Line<'a> {
     number: usize,
@@ -696,7 +704,7 @@ fn walk_lines(
     marks: &[MarkInfo],
     origins: &Origins,
     root: &[Value],
-    scopes: bool,
+    scopes: Scopes,
     visit: &mut dyn FnMut(Line<'_>),
 ) -> Result<(), TemplateError> {
     let lines = &stripped.lines;
@@ -724,7 +732,7 @@ fn walk_lines(
             }
         }
         sort_iris(&mut terms);
-        let scope = if terms.is_empty() || scopes {
+        let scope = if terms.is_empty() || scopes == Scopes::Kept {
             line_marks
                 .iter()
                 .find_map(|&m| {
@@ -1590,6 +1598,23 @@ mod tests {
         let err = s.trace(&mut r).unwrap_err();
         assert_eq!(err.template, "m.txt");
         assert!(err.message.contains("output line 2"), "{err}");
+    }
+
+    #[test]
+    fn a_sidecar_reserves_for_lines_not_for_the_length_of_one_huge_line() {
+        let s = service(Syntax::Jinja, &[("t.txt", "{{ s }}\n")]);
+        // One line of 16 MiB: guessed at one line per 64 bytes, its
+        // sidecar would reserve 40 MiB, charged to the run's memory.
+        let mut r = s
+            .render("t.txt", json!({ "s": "x".repeat(16 << 20) }))
+            .unwrap();
+        let start = s.trace_to_sidecar(&mut r, "g").unwrap();
+        assert!(start.head.contains("\"t.txt:1\""), "{}", start.head);
+        assert!(
+            start.head.capacity() < 11 << 20,
+            "reserved {} bytes",
+            start.head.capacity()
+        );
     }
 
     #[test]
