@@ -30,6 +30,7 @@ pub mod position;
 pub mod query_shape;
 mod shapes;
 pub mod vocabulary;
+mod watchdog;
 pub mod written;
 
 pub use edit::Edit;

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use oxigraph::io::{RdfFormat, RdfParser, RdfSerializer, RdfSyntaxError};
@@ -420,7 +420,7 @@ impl Model {
                 return Err(QueryError::Syntax(e.to_string()));
             }
         };
-        let _watchdog = Watchdog::start(token, deadline);
+        let _watch = crate::watchdog::watch(token, deadline).map_err(QueryError::Evaluation)?;
         let timed_out = || Instant::now() >= deadline;
         let evaluation = |e: &dyn std::fmt::Display| {
             if timed_out() {
@@ -495,37 +495,6 @@ fn syntax_error(path: &Path, error: RdfSyntaxError) -> ModelError {
         line,
         column,
         message: error.to_string(),
-    }
-}
-
-/// Cancels a query when its deadline passes; dropping it stops the thread.
-struct Watchdog {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Watchdog {
-    fn start(token: CancellationToken, deadline: Instant) -> Watchdog {
-        let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let wait = deadline.saturating_duration_since(Instant::now());
-            if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
-                token.cancel();
-            }
-        });
-        Watchdog {
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 
