@@ -711,6 +711,8 @@ fn walk_lines(
     let text = &stripped.text;
     let mut templates: Vec<&str> = Vec::new();
     let mut terms: Vec<Value> = Vec::new();
+    // Per line, the next line with a mark: made when first needed.
+    let mut next_marked: Option<Vec<usize>> = None;
     for (number, (start, line_marks)) in lines.iter().enumerate() {
         let end = lines
             .get(number + 1)
@@ -718,6 +720,18 @@ fn walk_lines(
         if text[*start..end].trim().is_empty() {
             continue;
         }
+        // A line without a sentinel is the start of a printed value that
+        // holds a line break (a model literal of several lines): its
+        // sentinel is the next one, printed right after the value.
+        let line_marks = match line_marks.first() {
+            Some(_) => line_marks.as_slice(),
+            None => {
+                let next = next_marked.get_or_insert_with(|| next_marked_lines(lines));
+                lines
+                    .get(next[number])
+                    .map_or(&[][..], |(_, marks)| &marks[..1])
+            }
+        };
         templates.clear();
         terms.clear();
         for &m in line_marks {
@@ -768,6 +782,21 @@ fn walk_lines(
         });
     }
     Ok(())
+}
+
+/// Per line, the index of the first line at or after it that has a
+/// mark (`lines.len()` when none does): one pass from the end, so that
+/// a value of many lines costs no more than its lines.
+fn next_marked_lines(lines: &[(usize, Vec<usize>)]) -> Vec<usize> {
+    let mut next = vec![lines.len(); lines.len()];
+    let mut found = lines.len();
+    for (i, (_, marks)) in lines.iter().enumerate().rev() {
+        if !marks.is_empty() {
+            found = i;
+        }
+        next[i] = found;
+    }
+    next
 }
 
 fn not_an_object(name: &str) -> TemplateError {
@@ -1301,6 +1330,32 @@ mod tests {
                 (2, strings(&["list.html:3"]), strings(&["urn:a"])),
                 (3, strings(&["list.html:3"]), strings(&["urn:b", "urn:b2"])),
                 (4, strings(&["list.html:5"]), strings(&[])),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_of_several_lines_traces_each_of_its_lines_to_its_template_line() {
+        // A model literal may hold line breaks: the lines it starts have
+        // no sentinel of their own (it follows the value).
+        let (text, lines) = traced(
+            Syntax::Jinja,
+            &[(
+                "t.txt",
+                "{{ note }}\n{% for i in items %}<a>{{ i.h }}</a>{{ i.t }}\n{% endfor %}end\n",
+            )],
+            json!({"note": "a\n\nb", "items": [{"iri": "urn:i", "h": "h\nh2", "t": "t\n\n\nt2"}]}),
+        );
+        assert_eq!(text, "a\n\nb\n<a>h\nh2</a>t\n\n\nt2\nend\n");
+        assert_eq!(
+            lines,
+            [
+                (1, strings(&["t.txt:1"]), strings(&[])),
+                (3, strings(&["t.txt:1"]), strings(&[])),
+                (4, strings(&["t.txt:2"]), strings(&["urn:i"])),
+                (5, strings(&["t.txt:2"]), strings(&["urn:i"])),
+                (8, strings(&["t.txt:2"]), strings(&["urn:i"])),
+                (9, strings(&["t.txt:3"]), strings(&[])),
             ]
         );
     }
