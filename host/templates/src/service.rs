@@ -440,15 +440,37 @@ impl SharedFields {
         if context.len() < Self::MIN_BYTES {
             return None;
         }
-        let fields = serde_json::from_str::<RawFields<'_>>(context).ok()?.0;
+        // The kept fields found in the context are taken while it is
+        // split; the others are read after.
+        let fields: Vec<(String, Result<Value, &str>)> = {
+            let mut kept = self.kept.lock().ok()?;
+            let texts: Vec<&str> = kept.iter().map(|(text, _)| &**text).collect();
+            let fields = object_fields(context, &texts)?;
+            let mut last = None;
+            let fields = fields
+                .into_iter()
+                .map(|(key, field)| match field {
+                    Field::Kept(at) => {
+                        last = Some(at);
+                        (key, Ok(kept[at].1.clone()))
+                    }
+                    Field::Raw(text) => (key, Err(text)),
+                })
+                .collect();
+            if let Some(entry) = last.and_then(|at| kept.remove(at)) {
+                kept.push_front(entry);
+            }
+            fields
+        };
         // Later duplicates win, as when read whole.
         let mut pairs = BTreeMap::new();
-        for (key, raw) in fields {
-            let text = raw.get();
-            let value = if !(Self::MIN_BYTES..=Self::MAX_BYTES).contains(&text.len()) {
-                serde_json::from_str::<Value>(text).ok()?
-            } else {
-                self.field(text)?
+        for (key, field) in fields {
+            let value = match field {
+                Ok(value) => value,
+                Err(text) if (Self::MIN_BYTES..=Self::MAX_BYTES).contains(&text.len()) => {
+                    self.field(text)?
+                }
+                Err(text) => serde_json::from_str::<Value>(text).ok()?,
             };
             pairs.insert(key, value);
         }
@@ -473,29 +495,60 @@ impl SharedFields {
     }
 }
 
-/// A JSON object's fields, in order, each as its text.
-struct RawFields<'a>(Vec<(String, &'a serde_json::value::RawValue)>);
+/// A field's value in a context's text.
+enum Field<'a> {
+    /// The kept field at this index, found there byte for byte.
+    Kept(usize),
+    /// Any other value's text.
+    Raw(&'a str),
+}
 
-impl<'de> serde::Deserialize<'de> for RawFields<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> serde::de::Visitor<'de> for Fields {
-            type Value = RawFields<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
+/// The fields of `context`, a JSON object, in order; `None` when it is
+/// not one. A value that starts with one of `kept` (each the text of a
+/// whole array, object or string) is that value: such a value ends where
+/// its closing bracket or quote does, so it is compared, not parsed again,
+/// which for a navigation list shown on every page was most of reading
+/// its context.
+fn object_fields<'a>(context: &'a str, kept: &[&str]) -> Option<Vec<(String, Field<'a>)>> {
+    fn blank(rest: &str) -> &str {
+        rest.trim_start_matches([' ', '\t', '\n', '\r'])
+    }
+    /// One JSON value of type `T` at the start of `rest`, and what follows.
+    fn one<'a, T: serde::Deserialize<'a>>(rest: &'a str) -> Option<(T, &'a str)> {
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<T>();
+        let value = values.next()?.ok()?;
+        Some((value, &rest[values.byte_offset()..]))
+    }
+    let mut fields = Vec::new();
+    let mut rest = blank(context).strip_prefix('{')?;
+    if let Some(after) = blank(rest).strip_prefix('}') {
+        return blank(after).is_empty().then_some(fields);
+    }
+    loop {
+        let (key, after): (String, _) = one(blank(rest))?;
+        rest = blank(blank(after).strip_prefix(':')?);
+        let found = kept.iter().position(|text| {
+            text.starts_with(['[', '{', '"']) && rest.as_bytes().starts_with(text.as_bytes())
+        });
+        let field = match found {
+            Some(at) => {
+                rest = &rest[kept[at].len()..];
+                Field::Kept(at)
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut fields = Vec::new();
-                while let Some(field) = map.next_entry()? {
-                    fields.push(field);
-                }
-                Ok(RawFields(fields))
+            None => {
+                let (value, after): (&serde_json::value::RawValue, _) = one(rest)?;
+                rest = after;
+                Field::Raw(value.get())
             }
+        };
+        fields.push((key, field));
+        rest = blank(rest);
+        if let Some(after) = rest.strip_prefix(',') {
+            rest = after;
+        } else {
+            let after = rest.strip_prefix('}')?;
+            return blank(after).is_empty().then_some(fields);
         }
-        d.deserialize_map(Fields)
     }
 }
 
@@ -1541,14 +1594,37 @@ mod tests {
         assert_eq!(kept.len(), 1);
         assert_eq!(&*kept[0].0, nav.as_str());
         drop(kept);
+        // Found by its text, not read again.
+        let context = format!("{{\"page\": 1, \"nav\": {nav}}}");
+        let fields = object_fields(&context, &["[1]", &nav]).unwrap();
+        assert!(
+            matches!(&fields[..], [(p, Field::Raw("1")), (n, Field::Kept(1))] if p == "page" && n == "nav")
+        );
         // Duplicate keys, the last wins, as when read whole.
         let context = format!("{{\"nav\": 1, \"nav\": {nav}}}");
         assert_eq!(s.context_value("t.txt", &context).unwrap(), whole(&context));
+        // A kept field is found byte for byte wherever the context puts
+        // it; the same list spaced differently is read, and reads the same.
+        let spaced = nav.replace(',', ", ");
+        for context in [
+            format!(" {{ \"nav\" :\n{nav} ,\t\"page\": {{}} }}\r\n"),
+            format!("{{\"a\": [{nav}], \"nav\": {nav}, \"b\": {{\"nav\": {nav}}}}}"),
+            format!("{{\"nav\": {spaced}}}"),
+            format!("{{\"nav\": \"{}\"}}", "x".repeat(5000)),
+        ] {
+            assert_eq!(s.context_value("t.txt", &context).unwrap(), whole(&context));
+        }
         // Bad contexts fail as when read whole.
         for bad in [
             format!("[{nav}]"),
             format!("{{\"nav\": {nav},}}"),
             format!("{{\"nav\": {nav}"),
+            format!("{{\"nav\": {nav}]}}"),
+            format!("{{\"nav\": {nav} 1}}"),
+            format!("{{\"nav\": {nav}}} x"),
+            format!("{{\"nav\" {nav}}}"),
+            format!("{{nav: {nav}}}"),
+            format!("{{\"nav\": {}}}", &nav[..nav.len() - 1]),
         ] {
             let err = s.render_json("t.txt", &bad).unwrap_err();
             let expected = match serde_json::from_str::<Value>(&bad) {
