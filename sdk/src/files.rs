@@ -37,6 +37,40 @@ pub fn render(name: &str, context: &impl serde::Serialize) -> Result<Rendered> {
     return crate::native::render(name, &context).map(Rendered);
 }
 
+/// A render context's field serialized once, for a value that many renders
+/// share (the navigation every page shows): each render copies its JSON
+/// text instead of serializing the value again, which for a list that
+/// grows with the model is most of a generator's work.
+///
+/// ```
+/// # use seams_sdk::Shared;
+/// let nav = Shared::new(&["home", "about"]).unwrap();
+/// let context = serde_json::json!({ "nav": &nav, "page": "home" });
+/// assert_eq!(context["nav"][1], "about");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Shared(Box<serde_json::value::RawValue>);
+
+impl Shared {
+    /// `value`, serialized.
+    ///
+    /// # Errors
+    ///
+    /// `value` cannot be serialized to JSON.
+    pub fn new(value: &impl serde::Serialize) -> Result<Shared> {
+        Ok(Shared(serde_json::value::to_raw_value(value)?))
+    }
+}
+
+impl serde::Serialize for Shared {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
 /// What a file holds.
 #[derive(Debug)]
 pub enum Body {

@@ -103,7 +103,7 @@ mod view;
 
 pub use decode::{Date, Iri};
 pub use error::{Error, Result};
-pub use files::{Body, File, FileSources, FileTrace, Rendered, TraceLine, render};
+pub use files::{Body, File, FileSources, FileTrace, Rendered, Shared, TraceLine, render};
 pub use meta::{Meta, Syntax, Template, Vocabulary};
 pub use model::{Model, Row, Term, TermKind};
 pub use view::{Traced, ViewObject};

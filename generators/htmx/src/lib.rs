@@ -8,10 +8,10 @@
 
 mod extract;
 
-use seams_sdk::{File, Generator, Meta, Model, Result, Traced};
+use seams_sdk::{File, Generator, Meta, Model, Result, Shared, Traced};
 use serde::Serialize;
 
-use extract::{NavItem, Page, Title, View};
+use extract::{Page, Title, View};
 
 /// The pages' shared script: an output and the template that writes it.
 const SCRIPT: &str = "app.js";
@@ -56,12 +56,14 @@ impl Generator for Htmx {
             SCRIPT,
             seams_sdk::render(SCRIPT, &ScriptContext { app: &view.app })?,
         );
+        // Every page shows every page's link: serialized once, not per page.
+        let nav = Shared::new(&view.nav)?;
         view.pages
             .iter()
             .map(|page| {
                 let context = PageContext {
                     app: &view.app,
-                    nav: &view.nav,
+                    nav: &nav,
                     page,
                 };
                 Ok(File::rendered(
@@ -94,7 +96,7 @@ struct ScriptContext<'a> {
 #[derive(Serialize)]
 struct PageContext<'a> {
     app: &'a Traced<Title>,
-    nav: &'a [Traced<NavItem>],
+    nav: &'a Shared,
     page: &'a Traced<Page>,
 }
 
