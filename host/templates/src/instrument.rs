@@ -129,19 +129,35 @@ pub(crate) fn instrument(
                 let inner = &rest[d.var.0.len()..end - d.var.1.len()];
                 let (open_ws, inner) = split_ws_prefix(inner);
                 let (inner, close_ws) = split_ws_suffix(inner);
-                let id = register(start_line);
                 marked = Some(start_line);
                 if unsure.is_none() {
                     unsure = expression_unsure(inner).map(|why| (start_line, why));
                 }
-                let owner = owner_path(inner).map_or_else(|| "none".to_owned(), str::to_owned);
+                let owner = owner_path(inner);
+                // A value read off the innermost candidate, with another
+                // one after it on this line and run: the last one's mark
+                // says what this one's would (the same template line, the
+                // same object's IRIs, in the same output line or the one
+                // the next sentinel covers), so this one is printed bare.
+                if owner.is_some()
+                    && owner == first_candidate(&scopes)
+                    && !rest[..end].contains('\n')
+                    && read_off_later_on_line(&rest[end..], d, owner)
+                {
+                    out.push_str(&rest[..end]);
+                    line += rest[..end].matches('\n').count();
+                    pos += end;
+                    continue;
+                }
+                let id = register(start_line);
+                let owner = owner.unwrap_or("none");
                 out.push_str(d.var.0);
                 out.push_str(open_ws);
                 out.push(' ');
                 out.push_str(&tracing_call(
                     VALUE_FN,
                     id,
-                    &[&format!("({})", inner.trim()), &owner],
+                    &[&format!("({})", inner.trim()), owner],
                     &scopes,
                 ));
                 out.push(' ');
@@ -452,6 +468,43 @@ fn tracing_call(name: &str, id: usize, args: &[&str], scopes: &[Vec<String>]) ->
     }
 }
 
+/// The candidate a tracing call names first (see [`tracing_call`]): the
+/// innermost block's first, skipping blocks that name none.
+fn first_candidate(scopes: &[Vec<String>]) -> Option<&str> {
+    scopes.iter().rev().flatten().next().map(String::as_str)
+}
+
+/// Whether a `{{ }}` tag whose value is read off `owner` comes later on
+/// this template line, with only text and other `{{ }}` tags before it
+/// (a block or comment tag ends the run).
+fn read_off_later_on_line(rest: &str, d: &Delimiters, owner: Option<&str>) -> bool {
+    let mut rest = rest;
+    loop {
+        let next = [
+            (rest.find('\n'), None),
+            (rest.find(d.var.0), Some(Tag::Var)),
+            (rest.find(d.block.0), Some(Tag::Block)),
+            (rest.find(d.comment.0), Some(Tag::Comment)),
+        ]
+        .into_iter()
+        .filter_map(|(at, tag)| at.map(|at| (at, tag)))
+        .min_by_key(|(at, _)| *at);
+        let Some((at, Some(Tag::Var))) = next else {
+            return false;
+        };
+        let tag = &rest[at..];
+        let Some(end) = tag_end(tag, d.var.0.len(), d.var.1) else {
+            return false;
+        };
+        let (_, inner) = split_ws_prefix(&tag[d.var.0.len()..end - d.var.1.len()]);
+        let (inner, _) = split_ws_suffix(inner);
+        if owner_path(inner) == owner {
+            return true;
+        }
+        rest = &tag[end..];
+    }
+}
+
 /// `for k, v in ...` -> `[v, k]`: both are candidates, and the value is
 /// usually the last target, so it comes first.
 fn for_targets(tag: &str) -> Vec<String> {
@@ -671,6 +724,29 @@ mod tests {
         assert_eq!(
             out,
             "a{{ 0|__seams_line }}{% if x %}b{{ 1|__seams_line(x) }}{% endif %}\n"
+        );
+    }
+
+    #[test]
+    fn a_value_read_off_the_innermost_candidate_is_marked_by_the_last_such_value_on_its_line() {
+        let (out, _) = run(concat!(
+            "{% for item in items %}\n",
+            "<a href=\"{{ item.href }}\">{{ item.title|upper }}</a> {{ page.x }}\n",
+            "{{ page.a }}{{ page.b }}{{ item.a }}\n",
+            // A comment ends the run; a tag spanning lines is marked, on
+            // the line it starts on.
+            "{{ item.a }}{# c #}{{ item.b }}{{ item.c\n}}{{ item.d }}\n",
+            "{% endfor %}\n",
+        ));
+        assert_eq!(
+            out,
+            concat!(
+                "{% for item in items %}\n",
+                "<a href=\"{{ item.href }}\">{{ 0|__seams_value((item.title|upper), item, item) }}</a> {{ 1|__seams_value((page.x), page, item) }}\n",
+                "{{ 2|__seams_value((page.a), page, item) }}{{ 3|__seams_value((page.b), page, item) }}{{ 4|__seams_value((item.a), item, item) }}\n",
+                "{{ 5|__seams_value((item.a), item, item) }}{# c #}{{ item.b }}{{ 6|__seams_value((item.c), item, item) }}{{ 7|__seams_value((item.d), item, item) }}\n",
+                "{% endfor %}\n",
+            )
         );
     }
 

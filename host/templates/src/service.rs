@@ -1414,6 +1414,33 @@ mod tests {
     }
 
     #[test]
+    fn values_read_off_one_object_on_a_line_trace_as_if_each_were_marked() {
+        // Only the last `i.` value of line 2 is marked (see `instrument`):
+        // the line its first value starts, and the line whitespace
+        // control joins to the next, cite the same origins and terms.
+        let (text, lines) = traced(
+            Syntax::Jinja,
+            &[(
+                "t.txt",
+                "{% for i in items %}\n{{ i.a }}-{{ i.b -}}\n {{ p.x }}\n{% endfor %}\n",
+            )],
+            json!({"p": {"iri": "urn:p", "x": "X"}, "items": [{"iri": "urn:i", "a": "A\nA2", "b": "B"}]}),
+        );
+        assert_eq!(text, "A\nA2-BX\n");
+        assert_eq!(
+            lines,
+            [
+                (1, strings(&["t.txt:2"]), strings(&["urn:i"])),
+                (
+                    2,
+                    strings(&["t.txt:2", "t.txt:3"]),
+                    strings(&["urn:i", "urn:p"])
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn a_line_without_a_traced_value_falls_back_to_the_enclosing_view_object() {
         let (_, lines) = traced(
             Syntax::Jinja,
