@@ -58,7 +58,7 @@ description = "Write seams generators (vendored by seams new-generator)"
 
 [dependencies]
 serde = { version = "1", features = ["derive"] }
-serde_json = "1"
+serde_json = { version = "1", features = ["raw_value"] }
 wit-bindgen = "0.63"
 "#;
 
@@ -339,6 +339,38 @@ mod tests {
         }
         for bad in ["", "A", "1a", "-a", "a_b", "a.b", &"a".repeat(41)] {
             assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_vendored_sdk_asks_for_the_features_the_sdk_does() {
+        // The SDK's manifest inherits from the workspace; the vendored one
+        // spells each dependency out, and must not lose a feature.
+        let table = |text: &str| text.parse::<toml::Table>().unwrap();
+        let workspace = table(include_str!("../../../Cargo.toml"));
+        let sdk = table(include_str!("../../../sdk/Cargo.toml"));
+        let vendored = table(SDK_MANIFEST);
+        let features = |dep: &toml::Value| -> Vec<String> {
+            dep.get("features")
+                .and_then(toml::Value::as_array)
+                .map(|f| {
+                    f.iter()
+                        .filter_map(|f| f.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let deps = sdk["dependencies"].as_table().unwrap();
+        assert!(!deps.is_empty());
+        for (name, dep) in deps {
+            let mut wanted = features(dep);
+            if dep.get("workspace").is_some() {
+                wanted.extend(features(&workspace["workspace"]["dependencies"][name]));
+            }
+            let have = features(&vendored["dependencies"][name]);
+            for feature in wanted {
+                assert!(have.contains(&feature), "{name} lacks {feature}");
+            }
         }
     }
 
