@@ -91,14 +91,7 @@ pub(crate) fn instrument(
 
     while pos < source.len() {
         let rest = &source[pos..];
-        let next = [
-            (rest.find(d.var.0), Tag::Var),
-            (rest.find(d.block.0), Tag::Block),
-            (rest.find(d.comment.0), Tag::Comment),
-        ]
-        .into_iter()
-        .filter_map(|(at, tag)| at.map(|at| (at, tag)))
-        .min_by_key(|(at, _)| *at);
+        let next = next_tag(rest, d);
         let data_end = next.map_or(rest.len(), |(at, _)| at);
         let var_follows = matches!(next, Some((_, Tag::Var)));
         let mut run = Run {
@@ -297,6 +290,18 @@ fn expression_unsure(expr: &str) -> Option<&'static str> {
     .map(|(_, why)| why)
 }
 
+/// The first tag that opens in `rest`: where, and which.
+fn next_tag(rest: &str, d: &Delimiters) -> Option<(usize, Tag)> {
+    [
+        (rest.find(d.var.0), Tag::Var),
+        (rest.find(d.block.0), Tag::Block),
+        (rest.find(d.comment.0), Tag::Comment),
+    ]
+    .into_iter()
+    .filter_map(|(at, tag)| at.map(|at| (at, tag)))
+    .min_by_key(|(at, _)| *at)
+}
+
 #[derive(Clone, Copy)]
 enum Tag {
     Var,
@@ -480,18 +485,12 @@ fn first_candidate(scopes: &[Vec<String>]) -> Option<&str> {
 fn read_off_later_on_line(rest: &str, d: &Delimiters, owner: Option<&str>) -> bool {
     let mut rest = rest;
     loop {
-        let next = [
-            (rest.find('\n'), None),
-            (rest.find(d.var.0), Some(Tag::Var)),
-            (rest.find(d.block.0), Some(Tag::Block)),
-            (rest.find(d.comment.0), Some(Tag::Comment)),
-        ]
-        .into_iter()
-        .filter_map(|(at, tag)| at.map(|at| (at, tag)))
-        .min_by_key(|(at, _)| *at);
-        let Some((at, Some(Tag::Var))) = next else {
+        let Some((at, Tag::Var)) = next_tag(rest, d) else {
             return false;
         };
+        if rest[..at].contains('\n') {
+            return false;
+        }
         let tag = &rest[at..];
         let Some(end) = tag_end(tag, d.var.0.len(), d.var.1) else {
             return false;
