@@ -138,7 +138,6 @@ pub(crate) fn instrument(
                     && read_off_later_on_line(&rest[end..], d, owner)
                 {
                     out.push_str(&rest[..end]);
-                    line += rest[..end].matches('\n').count();
                     pos += end;
                     continue;
                 }
