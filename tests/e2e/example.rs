@@ -42,6 +42,28 @@ fn assert_same(p: &TempProject, expected: &[(String, Vec<u8>)]) {
     }
 }
 
+/// Every file seams wrote has the mode a file this process creates gets
+/// (0666 less the umask): a large output, written while the run goes on,
+/// as much as a small one or the lock.
+fn assert_modes_as_created(p: &TempProject) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let probe = p.path().join("probe");
+    std::fs::write(&probe, "").unwrap();
+    let expected = mode(&probe);
+    std::fs::remove_file(&probe).unwrap();
+    let mut sizes = Vec::new();
+    for (name, bytes) in p.files() {
+        if name == "seams.lock" || name.starts_with("out/") {
+            assert_eq!(mode(&p.path().join(&name)), expected, "{name}");
+            sizes.push(bytes.len());
+        }
+    }
+    // Both kinds were checked: outputs held in memory until the end, and
+    // outputs written to disk as they were final (over 4 KiB).
+    assert!(sizes.iter().any(|&n| n < 4096) && sizes.iter().any(|&n| n > 4096));
+}
+
 #[test]
 fn each_example_generates_its_committed_outputs_and_lock_twice() {
     for example in EXAMPLES {
@@ -50,6 +72,7 @@ fn each_example_generates_its_committed_outputs_and_lock_twice() {
         let first = seams(&["generate", "--project", p.path().to_str().unwrap()]);
         assert_eq!(first.code, 0, "{example}: {first:?}");
         assert_same(&p, &expected);
+        assert_modes_as_created(&p);
 
         let second = seams(&["generate", "--project", p.path().to_str().unwrap()]);
         assert_eq!(second.code, 0, "{example}: {second:?}");

@@ -147,8 +147,12 @@ impl BlobFile {
         use std::os::unix::fs::OpenOptionsExt;
         let mut options = std::fs::OpenOptions::new();
         if create {
-            // Private, and never a file (or symlink) that was there.
-            options.write(true).create_new(true).mode(0o600);
+            // Never a file (or symlink) that was there. The mode is what
+            // any output gets (0666 less the umask): this file becomes
+            // the output when the plan adopts it, so a private mode would
+            // make large outputs unreadable to others where small ones
+            // are readable.
+            options.write(true).create_new(true).mode(0o666);
         } else {
             options.append(true);
         }
