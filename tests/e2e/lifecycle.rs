@@ -477,18 +477,38 @@ fn a_lock_of_an_older_format_is_read_reported_and_rewritten_by_the_next_generate
     let p = chat();
     let lock_path = p.path().join("seams.lock");
     let current = std::fs::read_to_string(&lock_path).unwrap();
-    assert!(current.contains("\"lock_version\": 5"), "{current}");
+    assert!(current.contains("\"lock_version\": 6"), "{current}");
+    // An output's indexes, its ranges (`3-7`) spelled out.
+    let indexes = |text: &str| -> Vec<usize> {
+        let mut all = Vec::new();
+        for word in text.split(' ').filter(|w| !w.is_empty()) {
+            let (first, last) = word.split_once('-').unwrap_or((word, word));
+            all.extend(first.parse::<usize>().unwrap()..=last.parse().unwrap());
+        }
+        all
+    };
+    let mut ranges = 0;
+    // Format 5: every index written out, no ranges.
+    let v5 = {
+        let mut lock: serde_json::Value = serde_json::from_str(&current).unwrap();
+        for output in lock["outputs"].as_array_mut().unwrap() {
+            let text = output["sources"].as_str().unwrap();
+            ranges += text.matches('-').count();
+            let words: Vec<String> = indexes(text).iter().map(usize::to_string).collect();
+            output["sources"] = words.join(" ").into();
+        }
+        lock["lock_version"] = 5.into();
+        serde_json::to_string_pretty(&lock).unwrap() + "\n"
+    };
+    assert!(ranges > 0, "the chat lock has a run of indexes: {current}");
     // Format 4: each output lists its sources' IRIs, with no table.
     let v4 = {
         let mut lock: serde_json::Value = serde_json::from_str(&current).unwrap();
         let table = lock.as_object_mut().unwrap().remove("sources").unwrap();
         for output in lock["outputs"].as_array_mut().unwrap() {
-            let iris: Vec<serde_json::Value> = output["sources"]
-                .as_str()
-                .unwrap()
-                .split(' ')
-                .filter(|i| !i.is_empty())
-                .map(|i| table[i.parse::<usize>().unwrap()].clone())
+            let iris: Vec<serde_json::Value> = indexes(output["sources"].as_str().unwrap())
+                .into_iter()
+                .map(|i| table[i].clone())
                 .collect();
             output["sources"] = serde_json::Value::Array(iris);
         }
@@ -504,7 +524,7 @@ fn a_lock_of_an_older_format_is_read_reported_and_rewritten_by_the_next_generate
     let v1 = v2
         .replace("\"lock_version\": 2", "\"lock_version\": 1")
         .replace("  \"incomplete\": false,\n", "");
-    for (format, old) in [(4, v4), (3, v3), (2, v2), (1, v1)] {
+    for (format, old) in [(5, v5), (4, v4), (3, v3), (2, v2), (1, v1)] {
         assert_ne!(old, current);
         std::fs::write(&lock_path, &old).unwrap();
         let outputs_before = p.files();
@@ -550,7 +570,7 @@ fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touch
     let lock_path = p.path().join("seams.lock");
     let newer = std::fs::read_to_string(&lock_path)
         .unwrap()
-        .replace("\"lock_version\": 5", "\"lock_version\": 6")
+        .replace("\"lock_version\": 6", "\"lock_version\": 7")
         .replace(
             "\"seams_version\": \"0.1.0\"",
             "\"seams_version\": \"0.9.0\"",
@@ -569,7 +589,7 @@ fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touch
     assert_eq!(check.code, 1);
     assert!(
         check.stdout.starts_with("lock-unreadable: seams.lock: ")
-            && check.stdout.contains("lock_version 6 is newer than 5"),
+            && check.stdout.contains("lock_version 7 is newer than 6"),
         "{}",
         check.stdout
     );

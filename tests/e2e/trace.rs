@@ -68,39 +68,23 @@ fn a_sidecar_matches_a_hand_written_expected_file() {
   "lines": [
     {
       "line": 1,
-      "templates": [
-        "items.txt:1"
-      ],
-      "terms": [
-        "urn:seams:test#hostile"
-      ]
+      "templates": ["items.txt:1"],
+      "terms": ["urn:seams:test#hostile"]
     },
     {
       "line": 2,
-      "templates": [
-        "items.txt:3"
-      ],
-      "terms": [
-        "urn:item:a"
-      ]
+      "templates": ["items.txt:3"],
+      "terms": ["urn:item:a"]
     },
     {
       "line": 3,
-      "templates": [
-        "items.txt:3"
-      ],
-      "terms": [
-        "urn:item:b"
-      ]
+      "templates": ["items.txt:3"],
+      "terms": ["urn:item:b"]
     },
     {
       "line": 4,
-      "templates": [
-        "items.txt:5"
-      ],
-      "terms": [
-        "urn:seams:test#hostile"
-      ]
+      "templates": ["items.txt:5"],
+      "terms": ["urn:seams:test#hostile"]
     }
   ],
   "output": "items.txt",
@@ -123,15 +107,10 @@ fn a_sidecar_matches_a_hand_written_expected_file() {
     };
     let output = entry("out/items.txt");
     let sidecar = entry("out/items.txt.trace.json");
-    let iris: Vec<&str> = output["sources"]
-        .as_str()
-        .unwrap()
-        .split(' ')
-        .map(|i| {
-            lock["sources"][i.parse::<usize>().unwrap()]
-                .as_str()
-                .unwrap()
-        })
+    // Three consecutive indexes of the lock's table, written as a range.
+    assert_eq!(output["sources"], "0-2");
+    let iris: Vec<&str> = (0..=2)
+        .map(|i| lock["sources"][i].as_str().unwrap())
         .collect();
     assert_eq!(iris, ["urn:item:a", "urn:item:b", "urn:seams:test#hostile"]);
     assert_eq!(sidecar["sources"], output["sources"]);

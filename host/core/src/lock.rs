@@ -6,9 +6,11 @@
 //! the same bytes, and it changes only when an output does.
 //!
 //! An output's sources are indexes into one table of IRIs, written as a
-//! single string (`"0 4 17"`): thousands of pages that each cite the same
-//! thousands of model elements would otherwise repeat every IRI on a line
-//! of its own, for each page and again for its sidecar.
+//! single string (`"0 4 17-250"`, a run of three or more consecutive
+//! indexes as its first and last): thousands of pages that each cite the
+//! same thousands of model elements (a navigation listing every page)
+//! would otherwise repeat every IRI on a line of its own, for each page
+//! and again for its sidecar, or every index.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -22,8 +24,9 @@ pub const LOCK_FILE: &str = "seams.lock";
 /// incomplete run with an empty `manifest_sha256`); 3 added `model_files`,
 /// so that a no-op is decided from bytes without parsing the model; 4 added
 /// `oci`, the digests an `oci` generator is pinned to; 5 made each output's
-/// `sources` indexes into the lock's table of IRIs, `sources`.
-pub const LOCK_VERSION: u32 = 5;
+/// `sources` indexes into the lock's table of IRIs, `sources`; 6 writes a
+/// run of consecutive indexes as a range (`17-250`).
+pub const LOCK_VERSION: u32 = 6;
 
 /// A whole `seams.lock`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,15 +118,29 @@ pub struct LockedOutput {
     pub sources: Vec<u32>,
 }
 
-/// Indexes as one string of decimal numbers separated by spaces.
+/// Ascending indexes as one string of decimal numbers separated by
+/// spaces, three or more consecutive ones as `first-last`.
 fn indexes_text<S: serde::Serializer>(indexes: &[u32], s: S) -> Result<S::Ok, S::Error> {
-    let mut text = String::with_capacity(indexes.len() * 6);
-    for (n, index) in indexes.iter().enumerate() {
-        use std::fmt::Write;
-        if n > 0 {
+    use std::fmt::Write;
+    let mut text = String::new();
+    let mut rest = indexes;
+    while let Some(&first) = rest.first() {
+        // The run of consecutive indexes that starts here.
+        let run = rest
+            .iter()
+            .zip(first..)
+            .take_while(|(index, expected)| **index == *expected)
+            .count();
+        if !text.is_empty() {
             text.push(' ');
         }
-        let _ = write!(text, "{index}");
+        if run >= 3 {
+            let _ = write!(text, "{first}-{}", rest[run - 1]);
+            rest = &rest[run..];
+        } else {
+            let _ = write!(text, "{first}");
+            rest = &rest[1..];
+        }
     }
     s.serialize_str(&text)
 }
@@ -158,12 +175,43 @@ struct RawOutput {
     sources: RawSources,
 }
 
-/// Format 5's indexes, or the IRIs formats 1 to 4 listed per output.
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// The indexes of formats 5 and 6, or the IRIs formats 1 to 4 listed per
+/// output.
 enum RawSources {
     Indexes(String),
     Iris(Vec<String>),
+}
+
+// By hand rather than `#[serde(untagged)]`, which copies every value into
+// a buffer before trying each form: a lock's sources are most of its
+// bytes.
+impl<'de> Deserialize<'de> for RawSources {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RawSources, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawSources;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string of indexes or a list of IRIs")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<RawSources, E> {
+                Ok(RawSources::Indexes(text.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<RawSources, E> {
+                Ok(RawSources::Indexes(text))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RawSources, A::Error> {
+                let mut iris = Vec::new();
+                while let Some(iri) = seq.next_element()? {
+                    iris.push(iri);
+                }
+                Ok(RawSources::Iris(iris))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 impl RawLock {
@@ -243,20 +291,33 @@ impl RawLock {
     }
 }
 
-/// Ascending indexes below `len`, from their text.
+/// Ascending indexes below `len`, from their text (format 5 wrote no
+/// ranges; reading them anyway does no harm).
 fn parse_indexes(text: &str, len: usize) -> Result<Vec<u32>, String> {
-    let mut indexes: Vec<u32> = Vec::new();
-    for word in text.split(' ').filter(|w| !w.is_empty()) {
-        let index: u32 = word
+    let index = |part: &str, word: &str| -> Result<u32, String> {
+        let index: u32 = part
             .parse()
             .map_err(|_| format!("hold {}, which is not an index", input_text::echo(word)))?;
         if index as usize >= len {
             return Err(format!("index {index}, past the table's {len} IRIs"));
         }
-        if indexes.last().is_some_and(|&last| last >= index) {
+        Ok(index)
+    };
+    let mut indexes: Vec<u32> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        // Both ends are checked against the table before the range is
+        // expanded, so a range holds at most the table's length.
+        let (first, last) = match word.split_once('-') {
+            Some((first, last)) => (index(first, word)?, index(last, word)?),
+            None => {
+                let only = index(word, word)?;
+                (only, only)
+            }
+        };
+        if first > last || indexes.last().is_some_and(|&seen| seen >= first) {
             return Err("are not in ascending order".to_owned());
         }
-        indexes.push(index);
+        indexes.extend(first..=last);
     }
     Ok(indexes)
 }
@@ -301,34 +362,42 @@ impl Lock {
             path: path.to_owned(),
             message,
         };
-        // The version first, so that a newer lock is named as one rather
-        // than as a shape this seams does not know.
+        // A newer lock is named as one rather than as a shape this seams
+        // does not know: its version is read when the whole does not
+        // read, or reads with a version past this seams's. (Read once
+        // otherwise: a lock can be tens of megabytes.)
         #[derive(Deserialize)]
         struct Version {
             lock_version: u32,
             #[serde(default)]
             seams_version: String,
         }
-        let version: Version = serde_json::from_str(text)
-            .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
-        match version.lock_version {
-            1..=LOCK_VERSION => {}
-            newer if newer > LOCK_VERSION => {
-                return Err(LockError::Newer {
-                    path: path.to_owned(),
-                    found: newer,
-                    supported: LOCK_VERSION,
-                    written_by: seams_model::input_text::echo(&version.seams_version),
-                });
+        let version_error = |version: Version| match version.lock_version {
+            newer if newer > LOCK_VERSION => Some(LockError::Newer {
+                path: path.to_owned(),
+                found: newer,
+                supported: LOCK_VERSION,
+                written_by: seams_model::input_text::echo(&version.seams_version),
+            }),
+            1..=LOCK_VERSION => None,
+            other => Some(error(format!(
+                "lock_version {other} is not a format seams ever wrote (1 to {LOCK_VERSION})"
+            ))),
+        };
+        let invalid = |e: serde_json::Error| error(seams_model::input_text::cut(&e.to_string()));
+        let raw: RawLock = match serde_json::from_str(text) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let version: Version = serde_json::from_str(text).map_err(invalid)?;
+                return Err(version_error(version).unwrap_or_else(|| invalid(e)));
             }
-            other => {
-                return Err(error(format!(
-                    "lock_version {other} is not a format seams ever wrote (1 to {LOCK_VERSION})"
-                )));
-            }
+        };
+        if let Some(e) = version_error(Version {
+            lock_version: raw.lock_version,
+            seams_version: raw.seams_version.clone(),
+        }) {
+            return Err(e);
         }
-        let raw: RawLock = serde_json::from_str(text)
-            .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
         let mut lock = raw.into_lock().map_err(error)?;
         for g in &lock.generators {
             if let Some(oci) = &g.oci
@@ -596,6 +665,61 @@ mod tests {
             .find(|o| o.path == "out/b.html")
             .unwrap();
         assert_eq!(back.source_iris(b).collect::<Vec<_>>(), ["urn:b"]);
+    }
+
+    #[test]
+    fn runs_of_three_or_more_indexes_are_written_as_ranges_and_read_back() {
+        let mut lock = lock();
+        lock.sources = (0..12).map(|i| format!("urn:{i:02}")).collect();
+        for (indexes, text) in [
+            (vec![], ""),
+            (vec![4], "4"),
+            (vec![0, 1], "0 1"),
+            (vec![0, 1, 2], "0-2"),
+            (vec![0, 1, 2, 3, 5, 7, 8, 10, 11], "0-3 5 7 8 10 11"),
+            (vec![1, 3, 4, 5, 6, 9, 10, 11], "1 3-6 9-11"),
+            ((0..12).collect(), "0-11"),
+        ] {
+            lock.outputs[0].sources = indexes.clone();
+            let written = lock.to_text();
+            assert!(
+                written.contains(&format!("\"sources\": \"{text}\"")),
+                "{indexes:?}: {written}"
+            );
+            let back = Lock::parse("seams.lock", &written).unwrap();
+            let same = back.outputs.iter().find(|o| o.path == lock.outputs[0].path);
+            assert_eq!(same.unwrap().sources, indexes, "{text}");
+        }
+        // Format 5 wrote every index; its locks read the same.
+        lock.outputs[0].sources = vec![0, 1, 2, 3];
+        let v5 = lock
+            .to_text()
+            .replace("\"0-3\"", "\"0 1 2 3\"")
+            .replace("\"lock_version\": 6", "\"lock_version\": 5");
+        let back = Lock::parse("seams.lock", &v5).unwrap();
+        let same = back.outputs.iter().find(|o| o.path == lock.outputs[0].path);
+        assert_eq!(
+            (back.lock_version, &same.unwrap().sources),
+            (5, &vec![0, 1, 2, 3])
+        );
+    }
+
+    #[test]
+    fn ranges_past_the_table_backwards_or_overlapping_are_refused() {
+        let text = lock().to_text();
+        for bad in [
+            "0-2", "1-0", "0-1 1", "0-1 0-1", "a-1", "0-", "-", "0-1-1", "0--1",
+        ] {
+            let crafted =
+                text.replacen("\"sources\": \"1\"", &format!("\"sources\": \"{bad}\""), 1);
+            let err = Lock::parse("seams.lock", &crafted).unwrap_err().to_string();
+            assert!(err.contains("out/b.html"), "{bad}: {err}");
+        }
+        // A range is checked before it is expanded: one past the table
+        // fails without holding four billion indexes.
+        let crafted = text.replacen("\"sources\": \"1\"", "\"sources\": \"0-4294967295\"", 1);
+        let err = Lock::parse("seams.lock", &crafted).unwrap_err().to_string();
+        assert!(err.contains("past the table's 2 IRIs"), "{err}");
     }
 
     #[test]
