@@ -3,6 +3,11 @@
 //! record of intent first, durably; then the outputs as a batch (staged,
 //! synced, renamed); the deletions; the lock last; then the journal goes.
 //!
+//! Syncs are what a small generation waits for most, so they are shared:
+//! when the project and output directories are on one file system, one
+//! sync of it makes the journal's entry, every staged output and the
+//! staged lock durable before anything is renamed or deleted.
+//!
 //! Every effect goes through [`ProjectFs`], so tests can make any step
 //! fail ([`crate::testing`]).
 
@@ -25,8 +30,14 @@ use crate::project::{Project, posix};
 pub(crate) trait ProjectFs {
     /// Replaces the record `name` atomically.
     fn write_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Stages the record `name`: written beside it, not yet synced nor
+    /// renamed.
+    fn stage_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<Staged>;
     /// Removes the record (or leftover) `name`.
     fn remove_record(&mut self, name: &str) -> io::Result<()>;
+    /// Whether the project and output directories are on one file
+    /// system, so that syncing it makes both durable.
+    fn one_file_system(&self) -> bool;
     /// Makes the project directory's entries durable.
     fn sync_project_dir(&mut self) -> io::Result<()>;
     /// Stages an output's contents: written to a temporary file beside
@@ -44,6 +55,7 @@ pub(crate) struct Dirs {
     root: OutputDir,
     out: OutputDir,
     out_path: PathBuf,
+    one_file_system: bool,
 }
 
 impl Dirs {
@@ -52,10 +64,20 @@ impl Dirs {
     pub(crate) fn open(project: &Project) -> Result<Dirs, GenerateError> {
         let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
         let out_path = project.output_path();
+        let root = OutputDir::open(&project.root).map_err(io(project.root.clone()))?;
+        let out = OutputDir::open(&out_path).map_err(io(out_path.clone()))?;
+        // When in doubt, two file systems: each synced on its own.
+        let device = |path: &Path| {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(path).map(|m| m.dev()).ok()
+        };
+        let one_file_system =
+            device(&project.root).is_some_and(|root| device(&out_path) == Some(root));
         Ok(Dirs {
-            root: OutputDir::open(&project.root).map_err(io(project.root.clone()))?,
-            out: OutputDir::open(&out_path).map_err(io(out_path.clone()))?,
+            root,
+            out,
             out_path,
+            one_file_system,
         })
     }
 }
@@ -65,8 +87,16 @@ impl ProjectFs for Dirs {
         self.root.write(name, bytes)
     }
 
+    fn stage_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<Staged> {
+        self.root.stage(name, bytes)
+    }
+
     fn remove_record(&mut self, name: &str) -> io::Result<()> {
         self.root.remove(name)
+    }
+
+    fn one_file_system(&self) -> bool {
+        self.one_file_system
     }
 
     fn sync_project_dir(&mut self) -> io::Result<()> {
@@ -140,13 +170,18 @@ pub(crate) fn apply(
     };
     let mut applied = Applied::default();
 
-    // The record of intent first, durably: from here on every file this
-    // run writes or deletes is recognised as seams's by the next run.
+    // The record of intent first, durably (its entry by the batch's sync
+    // below, when that covers the project directory): from then on every
+    // file this run writes or deletes is recognised as seams's by the
+    // next run.
+    let one_file_system = fs.one_file_system();
     if let Some(journal) = &plan.journal {
         let path = root_path.join(JOURNAL_FILE);
         fs.write_record(JOURNAL_FILE, journal.to_text().as_bytes())
             .map_err(io(&path))?;
-        fs.sync_project_dir().map_err(io(root_path))?;
+        if !one_file_system {
+            fs.sync_project_dir().map_err(io(root_path))?;
+        }
     }
     for name in &plan.leftovers.root {
         fs.remove_record(name).map_err(io(&root_path.join(name)))?;
@@ -163,10 +198,32 @@ pub(crate) fn apply(
         let file = fs.stage(path, contents).map_err(output_io(path))?;
         staged.push((path, file));
     }
-    match staged.as_slice() {
-        [] => {}
-        [(path, file)] => file.sync().map_err(output_io(path))?,
-        [(path, file), ..] => file.sync_file_system().map_err(output_io(path))?,
+    // The lock is staged with them, and renamed into place last.
+    let lock_path = root_path.join(LOCK_FILE);
+    let lock = plan
+        .lock_text
+        .as_ref()
+        .map(|text| fs.stage_record(LOCK_FILE, text.as_bytes()))
+        .transpose()
+        .map_err(io(&lock_path))?;
+    // Nothing is renamed or deleted before this sync.
+    if one_file_system {
+        if let Some((path, file)) = staged.first() {
+            file.sync_file_system().map_err(output_io(path))?;
+        } else if let Some(lock) = &lock {
+            lock.sync_file_system().map_err(io(&lock_path))?;
+        } else if plan.journal.is_some() {
+            fs.sync_project_dir().map_err(io(root_path))?;
+        }
+    } else {
+        match staged.as_slice() {
+            [] => {}
+            [(path, file)] => file.sync().map_err(output_io(path))?,
+            [(path, file), ..] => file.sync_file_system().map_err(output_io(path))?,
+        }
+        if let Some(lock) = &lock {
+            lock.sync().map_err(io(&lock_path))?;
+        }
     }
     for (path, file) in staged {
         file.rename().map_err(output_io(path))?;
@@ -184,9 +241,8 @@ pub(crate) fn apply(
 
     // The lock last: until it is replaced, the old lock and the journal
     // describe the files.
-    if let Some(text) = &plan.lock_text {
-        fs.write_record(LOCK_FILE, text.as_bytes())
-            .map_err(io(&root_path.join(LOCK_FILE)))?;
+    if let Some(lock) = lock {
+        lock.rename().map_err(io(&lock_path))?;
         applied.lock_written = true;
     }
     if plan.old_journal || plan.journal.is_some() {

@@ -129,8 +129,17 @@ pub mod testing {
             self.inner.write_record(name, bytes)
         }
 
+        fn stage_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<Staged> {
+            self.step()?;
+            self.inner.stage_record(name, bytes)
+        }
+
         fn remove_record(&mut self, name: &str) -> io::Result<()> {
             self.inner.remove_record(name)
+        }
+
+        fn one_file_system(&self) -> bool {
+            self.inner.one_file_system()
         }
 
         fn sync_project_dir(&mut self) -> io::Result<()> {
