@@ -30,5 +30,12 @@ fn main() {
         let manifest = root.join("generators").join(dir).join("Cargo.toml");
         let wasm = build_guest(&manifest, &target_dir, krate);
         println!("cargo:rustc-env={var}={}", wasm.display());
+        let bytes = std::fs::read(&wasm).expect("the built component is readable");
+        let sha256: String =
+            sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(&bytes))
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+        println!("cargo:rustc-env={var}_SHA256={sha256}");
     }
 }

@@ -182,7 +182,7 @@ pub(crate) fn run_reporting_progress(
                         component
                             .as_ref()
                             .map_err(clone_error)
-                            .and_then(|component| load_bytes(runtime, source, &component.bytes))
+                            .and_then(|component| load_bytes(runtime, source, component))
                             .and_then(|loaded| {
                                 runtime.run_into(&loaded, model, &project.limits, &keep.sink())
                             })

@@ -33,9 +33,15 @@ fn component_bytes(
         kind: GeneratorErrorKind::Protocol(message),
     };
     let bytes = match source {
-        GeneratorSource::Builtin(name) => Cow::Borrowed(
-            crate::builtin::component(name).expect("manifest names only known built-ins"),
-        ),
+        GeneratorSource::Builtin(name) => {
+            let (bytes, sha256) =
+                crate::builtin::embedded(name).expect("manifest names only known built-ins");
+            return Ok(ComponentBytes {
+                bytes: Cow::Borrowed(bytes),
+                sha256: sha256.to_owned(),
+                oci: None,
+            });
+        }
         GeneratorSource::Wasm { path, .. } => std::fs::read(project.root.join(path))
             .map(Cow::Owned)
             .map_err(|e| fail(format!("cannot read the component: {e}")))?,
@@ -118,10 +124,11 @@ pub(crate) fn pin_of<'a>(
 pub(crate) fn load_bytes(
     runtime: &Runtime,
     source: &GeneratorSource,
-    bytes: &[u8],
+    component: &ComponentBytes,
 ) -> Result<LoadedGenerator, GeneratorError> {
     let label = source.to_string();
-    let loaded = runtime.load(&label, bytes)?;
+    // Hashed once, when read (or when built, for a built-in).
+    let loaded = runtime.load_hashed(&label, &component.bytes, &component.sha256)?;
     if let GeneratorSource::Wasm {
         sha256: Some(pinned),
         ..
@@ -148,7 +155,7 @@ pub(crate) fn load_generator(
     lock: Option<&Lock>,
 ) -> Result<LoadedGenerator, GeneratorError> {
     let component = component_bytes(project, source, pin_of(lock, source, false))?;
-    load_bytes(runtime, source, &component.bytes)
+    load_bytes(runtime, source, &component)
 }
 
 /// What a generation depends on, as bytes: enough to tell whether the

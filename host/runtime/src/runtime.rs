@@ -262,6 +262,23 @@ impl Runtime {
     /// Not wasm, a core module, another protocol version or world, a
     /// compile error, or an import the sandbox does not provide.
     pub fn load(&self, label: &str, bytes: &[u8]) -> Result<LoadedGenerator, GeneratorError> {
+        self.load_hashed(label, bytes, &sha256_hex(bytes))
+    }
+
+    /// [`Runtime::load`] of a component whose sha256 (hex) the caller
+    /// computed when it read the bytes. It names the compiled component in
+    /// the cache, so it must be theirs.
+    ///
+    /// # Errors
+    ///
+    /// As [`Runtime::load`].
+    pub fn load_hashed(
+        &self,
+        label: &str,
+        bytes: &[u8],
+        sha256: &str,
+    ) -> Result<LoadedGenerator, GeneratorError> {
+        debug_assert_eq!(sha256, sha256_hex(bytes), "{label}: a wrong sha256");
         let fail = |kind| GeneratorError {
             generator: label.to_owned(),
             kind,
@@ -272,16 +289,15 @@ impl Runtime {
         if bytes[4..8] == [1, 0, 0, 0] {
             return Err(fail(GeneratorErrorKind::CoreModule));
         }
-        let sha256 = sha256_hex(bytes);
         let component = match &self.cache {
-            Some(cache) => cache.get_or_compile(&self.engine, &sha256, bytes),
+            Some(cache) => cache.get_or_compile(&self.engine, sha256, bytes),
             None => Component::new(&self.engine, bytes).map_err(|e| format!("{e:#}")),
         }
         .map_err(|e| fail(GeneratorErrorKind::Compile(e)))?;
         let pre = Pre::new(&self.engine, &self.linker, &component).map_err(fail)?;
         Ok(LoadedGenerator {
             label: label.to_owned(),
-            sha256,
+            sha256: sha256.to_owned(),
             pre,
         })
     }
