@@ -33,7 +33,7 @@ use seams_runtime::Runtime;
 
 use crate::audit::{FileState, audit};
 use crate::error::GenerateError;
-use crate::generation::{Keep, run_reporting_progress};
+use crate::generation::{Keep, load_for_run, run_reporting_progress};
 use crate::inputs::{changed_components, read_journal, read_lock, read_stamp, up_to_date};
 use crate::journal::{JOURNAL_FILE, recover};
 use crate::leftovers::Leftovers;
@@ -292,7 +292,7 @@ pub fn check_with(
     {
         return Ok(report(problems));
     }
-    let inputs = stamp.load_model(project)?;
+    let (inputs, components) = load_for_run(project, runtime, stamp)?;
 
     // Checking writes nothing in the project: the files generation gives
     // go to a private temporary directory, to be hashed.
@@ -307,7 +307,7 @@ pub fn check_with(
         dir: scratch.path().to_owned(),
         hold_bytes: seams_runtime::HOLD_BYTES,
     };
-    let generation = run_reporting_progress(project, runtime, &inputs, &Silent, &keep);
+    let generation = run_reporting_progress(project, runtime, &inputs, components, &Silent, &keep);
     for (_, error) in &generation.failures {
         problems.push(problem(
             ProblemKind::GeneratorFailed,

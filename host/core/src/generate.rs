@@ -8,7 +8,7 @@ use seams_runtime::{GeneratorError, Runtime};
 use crate::apply::{Dirs, ProjectFs, apply};
 use crate::audit::audit;
 use crate::error::GenerateError;
-use crate::generation::{Keep, SourcedRun, run_reporting_progress};
+use crate::generation::{Keep, SourcedRun, load_for_run, run_reporting_progress};
 use crate::inputs::{changed_components, read_journal, read_lock_and_text, read_stamp, up_to_date};
 use crate::journal::recover;
 use crate::leftovers::Leftovers;
@@ -174,7 +174,7 @@ pub(crate) fn generate_on(
             ..GenerateReport::default()
         });
     }
-    let inputs = stamp.load_model(project)?;
+    let (inputs, components) = load_for_run(project, runtime, stamp)?;
 
     // Each file goes to the output directory as soon as it is final, to be
     // renamed into place if the plan writes it (and removed if not).
@@ -183,7 +183,14 @@ pub(crate) fn generate_on(
         dir: out_path.clone(),
         hold_bytes: options.hold_bytes,
     };
-    let generation = run_reporting_progress(project, runtime, &inputs, options.progress, &keep);
+    let generation = run_reporting_progress(
+        project,
+        runtime,
+        &inputs,
+        components,
+        options.progress,
+        &keep,
+    );
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
         // lock (and journal, if any) still describe the files on disk.

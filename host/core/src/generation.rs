@@ -4,13 +4,15 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use seams_runtime::{Blob, GeneratorError, GeneratorErrorKind, GeneratorRun, Runtime, Sink};
+use seams_runtime::{
+    Blob, GeneratorError, GeneratorErrorKind, GeneratorRun, LoadedGenerator, Runtime, Sink,
+};
 use seams_templates::{TRACE_VERSION, Trace, sidecar_path};
 
 use crate::audit::Contents;
 use crate::claims::{Claimant, clashes};
 use crate::error::GenerateError;
-use crate::inputs::{Inputs, load_bytes, read_inputs};
+use crate::inputs::{Inputs, Stamp, load_bytes, read_inputs};
 use crate::progress::{Progress, Silent};
 use crate::project::{GeneratorSource, Project};
 
@@ -155,14 +157,68 @@ pub fn run_generators(project: &Project, runtime: &Runtime) -> Result<Generation
 
 /// Runs every generator on already-read inputs, in parallel.
 pub fn run_with_inputs(project: &Project, runtime: &Runtime, inputs: &Inputs) -> Generation {
-    run_reporting_progress(project, runtime, inputs, &Silent, &Keep::Outputs)
+    let components = load_components(project, runtime, &inputs.stamp);
+    run_reporting_progress(
+        project,
+        runtime,
+        inputs,
+        components,
+        &Silent,
+        &Keep::Outputs,
+    )
 }
 
-/// [`run_with_inputs`], telling `progress` as each generator finishes.
+/// A generator's component, compiled or loaded from the cache, or why not.
+pub(crate) type Loaded = Result<LoadedGenerator, GeneratorError>;
+
+/// Each generator's component from the stamp's bytes, in `seams.toml`
+/// order; one thread per generator, so that compiling several on an empty
+/// cache takes as long as the slowest.
+pub(crate) fn load_components(project: &Project, runtime: &Runtime, stamp: &Stamp) -> Vec<Loaded> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = project
+            .generators
+            .iter()
+            .zip(&stamp.components)
+            .map(|(source, component)| {
+                scope.spawn(move || {
+                    isolated(source, || {
+                        component
+                            .as_ref()
+                            .map_err(clone_error)
+                            .and_then(|component| load_bytes(runtime, source, component))
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a generator's work is isolated"))
+            .collect()
+    })
+}
+
+/// Loads the model, and meanwhile each generator's component: a run that
+/// has work to do needs both.
+///
+/// # Errors
+///
+/// The model cannot be loaded.
+pub(crate) fn load_for_run(
+    project: &Project,
+    runtime: &Runtime,
+    stamp: Stamp,
+) -> Result<(Inputs, Vec<Loaded>), GenerateError> {
+    stamp.load_model_beside(project, |stamp| load_components(project, runtime, stamp))
+}
+
+/// [`run_with_inputs`] with the components already loaded, telling
+/// `progress` as each generator finishes.
 pub(crate) fn run_reporting_progress(
     project: &Project,
     runtime: &Runtime,
     inputs: &Inputs,
+    components: Vec<Loaded>,
     progress: &dyn Progress,
     keep: &Keep,
 ) -> Generation {
@@ -175,14 +231,11 @@ pub(crate) fn run_reporting_progress(
         let handles: Vec<_> = project
             .generators
             .iter()
-            .zip(&inputs.stamp.components)
+            .zip(components)
             .map(|(source, component)| {
                 scope.spawn(move || {
                     let result = isolated(source, || {
                         component
-                            .as_ref()
-                            .map_err(clone_error)
-                            .and_then(|component| load_bytes(runtime, source, component))
                             .and_then(|loaded| {
                                 runtime.run_into(&loaded, model, &project.limits, &keep.sink())
                             })

@@ -5,6 +5,7 @@
 //! only when there is work to do.
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use seams_model::{Model, ModelError, sha256_hex};
@@ -13,9 +14,7 @@ use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime
 use crate::audit::locked_path;
 use crate::error::GenerateError;
 use crate::journal::{JOURNAL_FILE, Journal};
-use crate::lock::{
-    LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci, LockedOutput,
-};
+use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
 use crate::output_dir::OutputDir;
 use crate::project::{GeneratorSource, MANIFEST, Project, posix};
 use seams_registry::{Fetched, Pin, Reference, Registry, RegistryError};
@@ -188,15 +187,50 @@ impl Stamp {
     ///
     /// The model cannot be read or parsed.
     pub fn load_model(mut self, project: &Project) -> Result<Inputs, GenerateError> {
-        let files: Vec<_> = project
+        let model = Model::from_files(&self.take_model_files(project))?;
+        Ok(Inputs {
+            model: Arc::new(model),
+            stamp: self,
+        })
+    }
+
+    /// Loads the model while `beside` runs on another thread with the
+    /// stamp: what else a run needs (its components) is made ready
+    /// meanwhile, not after.
+    ///
+    /// # Errors
+    ///
+    /// As [`Stamp::load_model`]; `beside` runs to its end either way.
+    pub(crate) fn load_model_beside<T: Send>(
+        mut self,
+        project: &Project,
+        beside: impl FnOnce(&Stamp) -> T + Send,
+    ) -> Result<(Inputs, T), GenerateError> {
+        let files = self.take_model_files(project);
+        let (model, other) = std::thread::scope(|scope| {
+            let stamp = &self;
+            let other = scope.spawn(move || beside(stamp));
+            let model = Model::from_files(&files);
+            let other = other
+                .join()
+                .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+            (model, other)
+        });
+        let inputs = Inputs {
+            model: Arc::new(model?),
+            stamp: self,
+        };
+        Ok((inputs, other))
+    }
+
+    /// Each model file's path with its bytes, which the stamp no longer
+    /// keeps.
+    fn take_model_files<'p>(&mut self, project: &'p Project) -> Vec<(&'p PathBuf, Vec<u8>)> {
+        project
             .model_files
             .iter()
             .zip(std::mem::take(&mut self.model_bytes))
-            .collect();
-        Ok(Inputs {
-            model: Arc::new(Model::from_files(&files)?),
-            stamp: self,
-        })
+            .collect()
     }
 }
 
@@ -396,38 +430,16 @@ pub(crate) fn up_to_date(
     let Some(out) = out else {
         return Ok(lock.outputs.is_empty());
     };
-    // Every locked file is read and hashed: on all cores, since a no-op
-    // is that and little else.
-    let unchanged = |entries: &[LockedOutput]| -> Result<bool, GenerateError> {
-        for entry in entries {
-            let rel = locked_path(project, &entry.path)?;
-            let disk = out.read(&rel).map_err(|source| GenerateError::Io {
-                path: project.output_path().join(&rel),
-                source,
-            })?;
-            if disk.as_deref().map(sha256_hex).as_deref() != Some(entry.sha256.as_str()) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    };
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunk = lock.outputs.len().div_ceil(workers).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = lock
-            .outputs
-            .chunks(chunk)
-            .map(|entries| scope.spawn(move || unchanged(entries)))
-            .collect();
-        let mut result = Ok(true);
-        for handle in handles {
-            // A worker that failed to finish proves nothing: generate.
-            let chunk_result = handle.join().unwrap_or(Ok(false));
-            result = match (result, chunk_result) {
-                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
-                (Ok(a), Ok(b)) => Ok(a && b),
-            };
-        }
-        result
+    let paths = lock
+        .outputs
+        .iter()
+        .map(|entry| locked_path(project, &entry.path))
+        .collect::<Result<Vec<_>, _>>()?;
+    out.hash_each(&paths, |i, sha256| {
+        sha256.as_deref() == Some(lock.outputs[i].sha256.as_str())
+    })
+    .map_err(|(i, source)| GenerateError::Io {
+        path: project.output_path().join(&paths[i]),
+        source,
     })
 }

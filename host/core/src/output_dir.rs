@@ -17,6 +17,11 @@ use cap_std::fs::{Dir, OpenOptions};
 
 use seams_runtime::TEMP_PREFIX;
 
+/// How much of a file is read at a time to be hashed: large enough that
+/// system calls cost little, small enough to stay in the CPU's cache
+/// while it is hashed.
+const HASH_BUFFER: usize = 256 << 10;
+
 /// Numbers the temporary files of this process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -67,7 +72,8 @@ impl OutputDir {
         }
     }
 
-    /// The sha256 of each of `paths` that is a file here, by path.
+    /// The sha256 of each of `paths` that is a file here, by path (see
+    /// [`OutputDir::hash_each`]).
     ///
     /// # Errors
     ///
@@ -76,17 +82,95 @@ impl OutputDir {
         &self,
         paths: impl IntoIterator<Item = &'a String>,
     ) -> Result<std::collections::BTreeMap<String, String>, (String, std::io::Error)> {
-        let mut hashes = std::collections::BTreeMap::new();
-        for path in paths {
-            match self.read(path) {
-                Ok(Some(bytes)) => {
-                    hashes.insert(path.clone(), seams_model::sha256_hex(&bytes));
-                }
-                Ok(None) => {}
-                Err(e) => return Err((path.clone(), e)),
+        // A path named twice is hashed once.
+        let paths: Vec<&String> = paths
+            .into_iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let found = std::sync::Mutex::new(std::collections::BTreeMap::new());
+        self.hash_each(&paths, |i, sha256| {
+            if let Some(sha256) = sha256 {
+                let mut found = found
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                found.insert(paths[i].clone(), sha256);
             }
+            true
+        })
+        .map_err(|(i, e)| (paths[i].clone(), e))?;
+        Ok(found
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// Hashes each of `paths` on every core, showing `seen` its index and
+    /// its sha256 (`None` when it is not here) as each is done, in no
+    /// particular order; stops once `seen` returns false. Whether none
+    /// did. Files are taken one at a time, not in fixed shares (their
+    /// sizes differ a thousandfold), and read a piece at a time into a
+    /// buffer each worker reuses: hashing what a large project locked is
+    /// most of a no-op.
+    ///
+    /// # Errors
+    ///
+    /// The index and the error of a file that cannot be read.
+    pub(crate) fn hash_each<P: AsRef<str> + Sync>(
+        &self,
+        paths: &[P],
+        seen: impl Fn(usize, Option<String>) -> bool + Sync,
+    ) -> Result<bool, (usize, std::io::Error)> {
+        use std::sync::atomic::{AtomicBool, AtomicUsize};
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let work = || -> Result<bool, (usize, std::io::Error)> {
+            let mut buffer = vec![0; HASH_BUFFER];
+            while !stop.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = paths.get(i) else {
+                    return Ok(true);
+                };
+                let sha256 = self.sha256(path.as_ref(), &mut buffer).map_err(|e| (i, e));
+                let carry_on = match sha256 {
+                    Ok(sha256) => seen(i, sha256),
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                };
+                if !carry_on {
+                    stop.store(true, Ordering::Relaxed);
+                    return Ok(false);
+                }
+            }
+            Ok(false)
+        };
+        let workers = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(paths.len());
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
+            let mut all = work();
+            for other in others {
+                // A worker that panicked proves nothing: not all seen.
+                let done = other.join().unwrap_or(Ok(false));
+                all = match (all, done) {
+                    (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                    (Ok(a), Ok(b)) => Ok(a && b),
+                };
+            }
+            all
+        })
+    }
+
+    /// The sha256 of `rel`, read a piece at a time into `buffer`; `None`
+    /// when there is no such file.
+    fn sha256(&self, rel: &str, buffer: &mut [u8]) -> std::io::Result<Option<String>> {
+        match self.dir.open(rel) {
+            Ok(file) => seams_model::sha256_hex_of(file, buffer).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
-        Ok(hashes)
     }
 
     /// Deletes the file `rel`; a file already gone is not an error.
@@ -328,6 +412,59 @@ impl Drop for Staged {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_file_is_hashed_whole_missing_ones_are_none_and_a_mismatch_stops_the_rest() {
+        let root = tempfile::tempdir().unwrap();
+        let out = OutputDir::open(root.path()).unwrap();
+        // Past the buffer, to be read in several pieces.
+        let large: Vec<u8> = (0..HASH_BUFFER * 2 + 17).map(|i| (i % 251) as u8).collect();
+        let mut paths = Vec::new();
+        for i in 0..40 {
+            let path = format!("d{}/f{i}.txt", i % 3);
+            out.write(&path, if i == 7 { &large } else { path.as_bytes() })
+                .unwrap();
+            paths.push(path);
+        }
+        paths.push("missing.txt".to_owned());
+        let hashes = out.hashes(&paths).unwrap();
+        assert_eq!(hashes.len(), 40);
+        for path in &paths[..40] {
+            let bytes = std::fs::read(root.path().join(path)).unwrap();
+            assert_eq!(hashes[path], seams_model::sha256_hex(&bytes), "{path}");
+        }
+        assert_eq!(hashes[&paths[7]], seams_model::sha256_hex(&large));
+
+        assert!(!out.hash_each(&paths, |_, sha256| sha256.is_some()).unwrap());
+        assert!(out.hash_each(&paths[..40], |_, sha| sha.is_some()).unwrap());
+        // A worker stops at its first mismatch and the others at their
+        // next file: far fewer than all are hashed.
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let all = out
+            .hash_each(&paths[..40], |_, _| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                false
+            })
+            .unwrap();
+        assert!(!all);
+        let workers = std::thread::available_parallelism().map_or(1, usize::from);
+        assert!(seen.into_inner() <= workers);
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_named_by_its_index() {
+        let root = tempfile::tempdir().unwrap();
+        let out = OutputDir::open(root.path()).unwrap();
+        out.write("a.txt", b"a").unwrap();
+        std::fs::create_dir(root.path().join("dir.txt")).unwrap();
+        let paths = ["a.txt", "dir.txt"];
+        let (index, error) = out.hash_each(&paths, |_, _| true).unwrap_err();
+        assert_eq!(index, 1, "{error}");
+        let (path, _) = out
+            .hashes(&["a.txt".to_owned(), "dir.txt".to_owned()])
+            .unwrap_err();
+        assert_eq!(path, "dir.txt");
+    }
 
     #[test]
     fn an_adopted_file_is_renamed_into_place_without_a_copy() {

@@ -34,6 +34,6 @@ mod watchdog;
 pub mod written;
 
 pub use edit::Edit;
-pub use model::{Model, ModelError, QueryError, hex, sha256_hex};
+pub use model::{Model, ModelError, QueryError, hex, sha256_hex, sha256_hex_of};
 pub use shapes::SUPPORTED as SUPPORTED_SHACL;
 pub use vocabulary::{Finding, Vocabulary, VocabularyError, is_namespace};

@@ -592,6 +592,24 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// The sha256 of what `reader` gives, lowercase hex, read a piece at a
+/// time into `buffer`: a large file is hashed without being held.
+///
+/// # Errors
+///
+/// The reader's.
+pub fn sha256_hex_of(mut reader: impl std::io::Read, buffer: &mut [u8]) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    loop {
+        match reader.read(buffer) {
+            Ok(0) => return Ok(hex(&hasher.finalize())),
+            Ok(n) => hasher.update(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 // rdf-canon speaks the previous oxrdf; the terms are rebuilt from their
 // already-validated parts.
 fn to_canon_quad(quad: &Quad) -> oxrdf_canon::Quad {
