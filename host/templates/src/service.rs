@@ -60,6 +60,7 @@ thread_local! {
             marks: Vec::new(),
             includes: Vec::new(),
             chain: None,
+            taken: 0,
         })
     };
 }
@@ -204,7 +205,7 @@ impl TemplateService {
                 self.render_value(name, value)
             }
             Ok((traced, _)) => {
-                let marks = TRACE.with_borrow_mut(|st| std::mem::take(&mut st.marks));
+                let marks = TRACE.with_borrow_mut(TraceState::take_marks);
                 Ok(Rendered {
                     template: name.to_owned(),
                     value,
@@ -744,6 +745,13 @@ fn iri_text(value: &Value) -> &str {
 
 /// Sorts IRI values by their text and drops repeats.
 fn sort_iris(iris: &mut Vec<Value>) {
+    // A page cites the same few objects thousands of times, mostly as
+    // clones of one value: those repeats go first by address, which
+    // sorts as numbers, and what is left is sorted by text.
+    if iris.len() > 32 {
+        iris.sort_unstable_by_key(|v| iri_text(v).as_ptr() as usize);
+        iris.dedup_by(|a, b| std::ptr::eq(iri_text(a), iri_text(b)));
+    }
     iris.sort_unstable_by(|a, b| iri_text(a).cmp(iri_text(b)));
     iris.dedup_by(|a, b| iri_text(a) == iri_text(b));
 }
@@ -1066,6 +1074,9 @@ impl Origins {
     }
 }
 
+/// The most marks a tracing render is given room for before it starts.
+const MARKS_RESERVED: usize = 16 << 10;
+
 /// The tracing render's side channel ([`TRACE`]), reset for every render.
 #[derive(Debug)]
 struct TraceState {
@@ -1073,13 +1084,25 @@ struct TraceState {
     includes: Vec<IncludeFrame>,
     /// The include chain, rebuilt only when `includes` changes.
     chain: Option<Arc<[usize]>>,
+    /// How many marks the render before took away: the next, likely
+    /// alike, gets room for as many at once instead of growing to it (up
+    /// to [`MARKS_RESERVED`], so that a huge render does not make every
+    /// later one hold room it does not use).
+    taken: usize,
 }
 
 impl TraceState {
     fn reset(&mut self) {
         self.marks.clear();
+        self.marks.reserve(self.taken.min(MARKS_RESERVED));
         self.includes.clear();
         self.chain = None;
+    }
+
+    /// The marks, taken away with the render they describe.
+    fn take_marks(&mut self) -> Vec<MarkInfo> {
+        self.taken = self.marks.len();
+        std::mem::take(&mut self.marks)
     }
 
     /// Drops include frames that have ended: text of template `t` is
@@ -1356,6 +1379,30 @@ mod tests {
                 .map(|l| (l.line, l.templates, l.terms))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn cited_iris_come_out_sorted_once_each_whether_shared_or_equal() {
+        for n in [3, 40, 500] {
+            let shared: Vec<Value> = (0..n)
+                .map(|i| Value::from(format!("iri:{}", i % 7)))
+                .collect();
+            let mut iris: Vec<Value> = Vec::new();
+            for i in 0..n * 3 {
+                // Clones of one value, and equal values made apart.
+                iris.push(shared[(i * 5) % n].clone());
+                iris.push(Value::from(format!("iri:{}", (i * 3) % 11)));
+            }
+            let expected: Vec<String> = iris
+                .iter()
+                .map(|v| iri_text(v).to_owned())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            sort_iris(&mut iris);
+            let texts: Vec<&str> = iris.iter().map(iri_text).collect();
+            assert_eq!(texts, expected, "{n}");
+        }
     }
 
     fn strings(items: &[&str]) -> Vec<String> {

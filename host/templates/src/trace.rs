@@ -75,17 +75,17 @@ pub fn sidecar_head(generator: &str, lines: &[TraceLine]) -> String {
 /// pretty layout, which puts each string on a line of its own, and a
 /// traced run writes about three times its outputs' bytes in sidecars.
 pub(crate) struct HeadWriter {
-    out: Vec<u8>,
+    out: String,
     lines: usize,
 }
 
 impl HeadWriter {
     /// A sidecar of `generator`, of about `lines` lines.
     pub(crate) fn new(generator: &str, lines: usize) -> HeadWriter {
-        let mut out = Vec::with_capacity(40 + lines * 160);
-        out.extend_from_slice(b"{\n  \"generator\": ");
+        let mut out = String::with_capacity(40 + lines * 160);
+        out.push_str("{\n  \"generator\": ");
         json_string(&mut out, generator);
-        out.extend_from_slice(b",\n  \"lines\": [");
+        out.push_str(",\n  \"lines\": [");
         HeadWriter { out, lines: 0 }
     }
 
@@ -96,52 +96,58 @@ impl HeadWriter {
         templates: impl IntoIterator<Item = &'a str>,
         terms: impl IntoIterator<Item = &'a str>,
     ) {
+        use std::fmt::Write as _;
         let out = &mut self.out;
         if self.lines > 0 {
-            out.push(b',');
+            out.push(',');
         }
         self.lines += 1;
-        out.extend_from_slice(b"\n    {\n      \"line\": ");
-        out.extend_from_slice(number.to_string().as_bytes());
-        out.extend_from_slice(b",\n      \"templates\": ");
+        out.push_str("\n    {\n      \"line\": ");
+        let _ = write!(out, "{number}");
+        out.push_str(",\n      \"templates\": ");
         json_strings(out, templates);
-        out.extend_from_slice(b",\n      \"terms\": ");
+        out.push_str(",\n      \"terms\": ");
         json_strings(out, terms);
-        out.extend_from_slice(b"\n    }");
+        out.push_str("\n    }");
     }
 
     /// The text, up to and including the lines' closing bracket.
     pub(crate) fn finish(mut self) -> String {
         if self.lines > 0 {
-            self.out.extend_from_slice(b"\n  ");
+            self.out.push_str("\n  ");
         }
-        self.out.push(b']');
-        String::from_utf8(self.out).expect("JSON written from strings is UTF-8")
+        self.out.push(']');
+        self.out
     }
 }
 
 /// A list of strings as a line's field, on one line.
-fn json_strings<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'a str>) {
-    out.push(b'[');
+fn json_strings<'a>(out: &mut String, items: impl IntoIterator<Item = &'a str>) {
+    out.push('[');
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
-            out.extend_from_slice(b", ");
+            out.push_str(", ");
         }
         json_string(out, item);
     }
-    out.push(b']');
+    out.push(']');
 }
 
 /// A JSON string, escaped as serde_json escapes it.
-fn json_string(out: &mut Vec<u8>, text: &str) {
+fn json_string(out: &mut String, text: &str) {
     // serde_json escapes only quotes, backslashes and control characters;
-    // IRIs and template names almost never hold one, and are copied.
-    if text.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        serde_json::to_writer(out, text).expect("a string serializes");
+    // IRIs and template names almost never hold one, and are copied. The
+    // test is a fold over every byte, without an early exit, so that it
+    // runs many bytes at a time.
+    let escaped = text.as_bytes().iter().fold(false, |any, &b| {
+        any | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if escaped {
+        out.push_str(&serde_json::to_string(text).expect("a string serializes"));
     } else {
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
     }
 }
 
