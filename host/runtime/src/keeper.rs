@@ -4,16 +4,20 @@
 //! as much work as the render itself and need nothing from the generator,
 //! so on a machine with a second core they cost the run little time.
 //!
-//! Renders are finished in the order they were made, and a failure stops
-//! the finishing: the run reports the first render that failed, whatever
-//! the generator did after it, so a run fails the same way however the two
-//! threads were scheduled. The queue is short, so at most a few renders
-//! wait in memory; the thread charges what it allocates to the run's
-//! budget and stops with it.
+//! Renders are taken in the order they were made, by two threads when a
+//! second core can run them: where finishing is the slower side (large
+//! sidecars), the generator's core finishes renders too while the
+//! generator waits. A failure stops the finishing, and the run reports the
+//! first render that failed (by the order they were made, once every
+//! render before it is finished), whatever the generator did after it, so
+//! a run fails the same way however the threads were scheduled. The queue
+//! is short, so at most a few renders wait in memory; the threads charge
+//! what they allocate to the run's budget and stop with it.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use seams_templates::{Rendered, TemplateService};
@@ -28,11 +32,15 @@ use crate::terms::Terms;
 /// the run's memory.
 const QUEUE: usize = 4;
 
-/// Below this many renders waiting or being finished, the finishing
-/// thread is about to wait for work (see [`Keeper::idle`]). At expense
-/// x300, traced, 2 was the fastest: 2.39 s, against 2.49 s never
-/// handing a render over to be made twice and 2.91 s always doing so.
-const IDLE: u64 = 2;
+/// Below this many renders waiting or being finished (plus one per
+/// finishing thread past the first), the finishing threads are about to
+/// wait for work (see [`Keeper::idle`]). At expense x300, traced, with one
+/// thread, 2 was the fastest: 2.39 s, against 2.49 s never handing a
+/// render over to be made twice and 2.91 s always doing so.
+const IDLE: usize = 2;
+
+/// How many threads finish renders when the machine has a second core.
+const WORKERS: usize = 2;
 
 /// A render, finished: its text and sidecar start written, the model
 /// terms its trace cites.
@@ -50,6 +58,8 @@ struct Work {
     spill: Spill,
     generator: String,
     terms: Terms,
+    /// Set at the first failure: no thread takes another render.
+    failed: AtomicBool,
 }
 
 struct Job {
@@ -72,14 +82,14 @@ pub(crate) struct Keeper {
     ready: HashMap<u64, Finished>,
     /// Renders the generator dropped before they were finished.
     abandoned: HashSet<u64>,
-    /// The first render that failed, and why; renders after it are not
-    /// finished.
+    /// The first render that failed so far, and why; renders after it
+    /// are not finished.
     failed: Option<(u64, Option<GeneratorErrorKind>)>,
-    /// How many results have come back.
-    received: u64,
-    /// Whether a second core can run the finishing thread beside the
-    /// generator's.
-    beside: bool,
+    /// Renders handed over whose result has not come back.
+    outstanding: BTreeSet<u64>,
+    /// How many threads finish renders; none when no second core can run
+    /// them beside the generator's.
+    workers: usize,
     budget: Arc<Budget>,
 }
 
@@ -94,21 +104,29 @@ impl Keeper {
         budget: Arc<Budget>,
     ) -> std::io::Result<Keeper> {
         let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
+        let queue = Arc::new(Mutex::new(queue));
         let (report, done) = std::sync::mpsc::channel::<Done>();
-        let run = budget.clone();
-        let work = Work {
+        let work = Arc::new(Work {
             service,
             tracing,
             spill,
             generator: generator.to_owned(),
             terms,
-        };
-        std::thread::Builder::new()
-            .name("seams-keeper".to_owned())
-            .spawn(move || {
-                let _entered = run.enter();
-                budget::enforced(|| work.serve(&queue, &report, &run));
-            })?;
+            failed: AtomicBool::new(false),
+        });
+        let workers = if beside() { WORKERS } else { 1 };
+        for _ in 0..workers {
+            let (work, queue, report, run) =
+                (work.clone(), queue.clone(), report.clone(), budget.clone());
+            // A thread that cannot start leaves the others to end once
+            // the queue's sender (dropped with the error) is gone.
+            std::thread::Builder::new()
+                .name("seams-keeper".to_owned())
+                .spawn(move || {
+                    let _entered = run.enter();
+                    budget::enforced(|| work.serve(&queue, &report, &run));
+                })?;
+        }
         Ok(Keeper {
             jobs: Some(jobs),
             done,
@@ -116,8 +134,8 @@ impl Keeper {
             ready: HashMap::new(),
             abandoned: HashSet::new(),
             failed: None,
-            received: 0,
-            beside: beside(),
+            outstanding: BTreeSet::new(),
+            workers: if beside() { workers } else { 0 },
             budget,
         })
     }
@@ -130,7 +148,7 @@ impl Keeper {
     /// are the same (see `TemplateService::render_json_to_trace`).
     pub(crate) fn idle(&mut self) -> bool {
         self.collect();
-        self.beside && self.next - self.received < IDLE
+        self.workers > 0 && self.outstanding.len() < IDLE + self.workers - 1
     }
 
     /// Hands `rendered` over to be finished, waiting while the queue is
@@ -162,6 +180,7 @@ impl Keeper {
             }
         }
         self.next += 1;
+        self.outstanding.insert(number);
         Some(number)
     }
 
@@ -197,7 +216,7 @@ impl Keeper {
     /// Waits until every render handed over is finished; false when one
     /// failed.
     pub(crate) fn finish(&mut self) -> bool {
-        while self.received < self.next && self.failed.is_none() {
+        while !self.outstanding.is_empty() && self.failed.is_none() {
             if !self.receive(None) {
                 break;
             }
@@ -205,14 +224,22 @@ impl Keeper {
         self.failed.is_none()
     }
 
-    /// Why the first failed render failed; asked once.
+    /// Why the first failed render failed, once every render before it is
+    /// finished (one of them may fail too, and be the first); asked once.
     pub(crate) fn take_failure(&mut self) -> Option<GeneratorErrorKind> {
+        while let Some((at, _)) = &self.failed
+            && self.outstanding.first().is_some_and(|first| first < at)
+        {
+            if !self.receive(None) {
+                break;
+            }
+        }
         self.failed.as_mut().and_then(|(_, why)| why.take())
     }
 
     /// Takes every result already back.
     fn collect(&mut self) {
-        while self.received < self.next
+        while !self.outstanding.is_empty()
             && self.failed.is_none()
             && self.receive(Some(Duration::ZERO))
         {}
@@ -240,7 +267,7 @@ impl Keeper {
         };
         match done {
             Ok(Done { number, result }) => {
-                self.received += 1;
+                self.outstanding.remove(&number);
                 match result {
                     Ok(finished) => {
                         if !self.abandoned.remove(&number) {
@@ -248,7 +275,7 @@ impl Keeper {
                         }
                     }
                     Err(why) => {
-                        if self.failed.is_none() {
+                        if self.failed.as_ref().is_none_or(|(at, _)| number < *at) {
                             self.failed = Some((number, Some(why)));
                         }
                     }
@@ -265,13 +292,17 @@ impl Keeper {
         }
     }
 
-    /// The thread is gone without saying why: it panicked past its catch,
-    /// or its budget stopped it (then the run is reported stopped anyway).
+    /// The threads are gone without saying why: they panicked past their
+    /// catch, or their budget stopped them (then the run is reported
+    /// stopped anyway).
     fn lost(&mut self) {
         self.jobs = None;
-        if self.failed.is_none() {
+        // Nothing more comes back: what was not is what failed.
+        let first = self.outstanding.first().copied().unwrap_or(self.next);
+        self.outstanding.clear();
+        if self.failed.as_ref().is_none_or(|(at, _)| first < *at) {
             self.failed = Some((
-                self.received,
+                first,
                 Some(GeneratorErrorKind::Internal(
                     "the thread finishing renders ended early".to_owned(),
                 )),
@@ -292,12 +323,18 @@ impl Work {
     /// failure, takes no more.
     fn serve(
         &self,
-        queue: &Receiver<Job>,
+        queue: &Mutex<Receiver<Job>>,
         report: &std::sync::mpsc::Sender<Done>,
         budget: &Budget,
     ) {
-        loop {
-            let job = match queue.recv_timeout(Duration::from_millis(100)) {
+        // Jobs are taken in order, so when one fails, every job before it
+        // is taken already and is finished by the thread that took it.
+        while !self.failed.load(Ordering::Relaxed) {
+            let job = queue
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .recv_timeout(Duration::from_millis(100));
+            let job = match job {
                 Ok(job) => job,
                 Err(RecvTimeoutError::Timeout) if budget.stopped().is_none() => continue,
                 Err(_) => return,
@@ -306,8 +343,10 @@ impl Work {
             let result =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.finish(rendered)))
                     .unwrap_or_else(|payload| Err(GeneratorErrorKind::from_panic(&*payload)));
-            let failed = result.is_err();
-            if report.send(Done { number, result }).is_err() || failed {
+            if result.is_err() {
+                self.failed.store(true, Ordering::Relaxed);
+            }
+            if report.send(Done { number, result }).is_err() {
                 return;
             }
         }
@@ -449,5 +488,52 @@ mod tests {
                 .submit(service.render_json("a.txt", "{\"xs\": []}").unwrap())
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_failure_finished_first_on_another_thread_is_not_the_one_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill::of(&Sink::Files {
+            dir: dir.path().to_owned(),
+            hold_bytes: 1 << 20,
+        })
+        .unwrap();
+        // Both fail to trace; the first made is slow to, the second quick.
+        let failing = "{% filter length %}abc{% endfilter %}\n";
+        let service = Arc::new(
+            TemplateService::new(
+                [
+                    (
+                        "slow.txt".to_owned(),
+                        format!(
+                            "{{% for i in range(30000) %}}{{{{ i }}}}{{% endfor %}}\n{failing}"
+                        ),
+                    ),
+                    ("quick.txt".to_owned(), format!("one\n{failing}")),
+                ],
+                seams_templates::Syntax::Jinja,
+            )
+            .unwrap(),
+        );
+        let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(600));
+        let _entered = budget.enter();
+        for _ in 0..10 {
+            let mut keeper = Keeper::start(
+                service.clone(),
+                true,
+                spill.clone(),
+                "g",
+                Terms::default(),
+                budget.clone(),
+            )
+            .unwrap();
+            for name in ["slow.txt", "quick.txt", "quick.txt"] {
+                let rendered = service.render_json(name, "{}").unwrap();
+                let _ = keeper.submit(rendered);
+            }
+            assert!(!keeper.finish());
+            let why = keeper.take_failure().unwrap().to_string();
+            assert!(why.contains("template slow.txt"), "{why}");
+        }
     }
 }
