@@ -391,14 +391,30 @@ mod tests {
     use crate::sink::Sink;
     use std::time::Instant;
 
+    fn spill(dir: &std::path::Path) -> Spill {
+        Spill::of(&Sink::Files {
+            dir: dir.to_owned(),
+            hold_bytes: 1 << 20,
+        })
+        .unwrap()
+    }
+
+    fn start(service: &Arc<TemplateService>, spill: &Spill, budget: &Arc<Budget>) -> Keeper {
+        Keeper::start(
+            service.clone(),
+            true,
+            spill.clone(),
+            "g",
+            Terms::default(),
+            budget.clone(),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn every_render_is_finished_in_order_and_the_first_failure_is_the_one_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let spill = Spill::of(&Sink::Files {
-            dir: dir.path().to_owned(),
-            hold_bytes: 1 << 20,
-        })
-        .unwrap();
+        let spill = spill(dir.path());
         let service = Arc::new(
             TemplateService::new(
                 [
@@ -430,22 +446,11 @@ mod tests {
         );
         assert!(once.renders_once().is_ok());
         assert!(service.renders_once().is_err());
-        let start = |service: &Arc<TemplateService>, budget: &Arc<Budget>| {
-            Keeper::start(
-                service.clone(),
-                true,
-                spill.clone(),
-                "g",
-                Terms::default(),
-                budget.clone(),
-            )
-            .unwrap()
-        };
 
         // Many renders in a row, made twice or once: the queue fills and
         // the generator's side waits; each gives its text and sidecar.
         for service in [&service, &once] {
-            let mut keeper = start(service, &budget);
+            let mut keeper = start(service, &spill, &budget);
             let mut handed = Vec::new();
             for n in 0..200 {
                 let context = format!("{{\"xs\": [{n}, {}]}}", n + 1);
@@ -465,7 +470,7 @@ mod tests {
 
         // A render that cannot be traced: it is the failure, however many
         // renders follow it.
-        let mut keeper = start(&service, &budget);
+        let mut keeper = start(&service, &spill, &budget);
         let bad = service.render_json("bad.txt", "{}").unwrap();
         let mut bad = Some(bad);
         for n in 0..50 {
@@ -493,11 +498,7 @@ mod tests {
     #[test]
     fn a_failure_finished_first_on_another_thread_is_not_the_one_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let spill = Spill::of(&Sink::Files {
-            dir: dir.path().to_owned(),
-            hold_bytes: 1 << 20,
-        })
-        .unwrap();
+        let spill = spill(dir.path());
         // Both fail to trace; the first made is slow to, the second quick.
         let failing = "{% filter length %}abc{% endfilter %}\n";
         let service = Arc::new(
@@ -518,15 +519,7 @@ mod tests {
         let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(600));
         let _entered = budget.enter();
         for _ in 0..10 {
-            let mut keeper = Keeper::start(
-                service.clone(),
-                true,
-                spill.clone(),
-                "g",
-                Terms::default(),
-                budget.clone(),
-            )
-            .unwrap();
+            let mut keeper = start(&service, &spill, &budget);
             for name in ["slow.txt", "quick.txt", "quick.txt"] {
                 let rendered = service.render_json(name, "{}").unwrap();
                 let _ = keeper.submit(rendered);
