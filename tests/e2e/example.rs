@@ -234,3 +234,48 @@ fn every_non_blank_line_has_a_template_origin(example: &str) {
     let pages = if example == "chat" { 2 } else { 3 };
     assert_eq!(traced, pages + 6, "{example}");
 }
+
+#[test]
+fn an_output_directory_on_another_file_system_is_written_and_checked_alike() {
+    use std::os::unix::fs::MetadataExt;
+    // The output directory, a symlink into /dev/shm (a tmpfs here): the
+    // project's records and the outputs are then synced each on its own.
+    let elsewhere = tempfile::tempdir_in("/dev/shm").unwrap();
+    for example in EXAMPLES {
+        let expected = committed(example);
+        let p = example_project(example);
+        let out = elsewhere.path().join(example);
+        std::fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink(&out, p.path().join("out")).unwrap();
+        let device = |path: &Path| std::fs::metadata(path).unwrap().dev();
+        assert_ne!(
+            device(p.path()),
+            device(&out),
+            "/dev/shm is the project's file system"
+        );
+        let project = p.path().to_str().unwrap();
+
+        let first = seams(&["generate", "--project", project]);
+        assert_eq!(first.code, 0, "{example}: {first:?}");
+        // Nothing else: no journal, no staged lock or output left behind.
+        assert_same(&p, &expected);
+        let again = seams(&["generate", "--project", project]);
+        assert!(again.stdout.starts_with("up to date"), "{again:?}");
+        let check = seams(&["check", "--project", project]);
+        assert_eq!(check.code, 0, "{example}: {check:?}");
+
+        // A changed model rewrites what it changes, on both file systems.
+        let model = p.path().join("model.ttl");
+        let text = std::fs::read_to_string(&model).unwrap();
+        std::fs::write(
+            &model,
+            format!("{text}\n<urn:seams:extra> <urn:seams:p> \"x\" .\n"),
+        )
+        .unwrap();
+        let changed = seams(&["generate", "--project", project]);
+        assert_eq!(changed.code, 0, "{example}: {changed:?}");
+        let check = seams(&["check", "--project", project]);
+        assert_eq!(check.code, 0, "{example}: {check:?}");
+        assert!(!p.path().join("seams.journal").exists());
+    }
+}
