@@ -155,7 +155,11 @@ impl OutputDir {
                 // A worker that panicked proves nothing: not all seen.
                 let done = other.join().unwrap_or(Ok(false));
                 all = match (all, done) {
-                    (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                    // Files are taken in order, so every one before the
+                    // first that failed was read: naming the lowest is
+                    // naming the same file however the work was shared.
+                    (Err(a), Err(b)) => Err(if b.0 < a.0 { b } else { a }),
+                    (Err(e), _) | (_, Err(e)) => Err(e),
                     (Ok(a), Ok(b)) => Ok(a && b),
                 };
             }
@@ -464,6 +468,20 @@ mod tests {
             .hashes(&["a.txt".to_owned(), "dir.txt".to_owned()])
             .unwrap_err();
         assert_eq!(path, "dir.txt");
+        // Many that cannot be read: the first is named, every time, whichever
+        // worker took it.
+        let paths: Vec<String> = (0..40).map(|i| format!("f{i}")).collect();
+        for (i, path) in paths.iter().enumerate() {
+            if i >= 7 {
+                std::fs::create_dir(root.path().join(path)).unwrap();
+            } else {
+                // Large enough that both workers are busy by file 7.
+                out.write(path, &vec![i as u8; 1 << 20]).unwrap();
+            }
+        }
+        for _ in 0..20 {
+            assert_eq!(out.hash_each(&paths, |_, _| true).unwrap_err().0, 7);
+        }
     }
 
     #[test]
