@@ -4,9 +4,9 @@
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, Linker};
@@ -145,9 +145,12 @@ impl LoadedGenerator {
 }
 
 /// The engine, its linker and its component cache. One per process.
+/// The linker is made when a component is first loaded: a run that is up
+/// to date loads none, and a generate loads components while it parses
+/// the model, so making it there costs nobody time.
 pub struct Runtime {
     engine: Engine,
-    linker: Linker<Sandbox>,
+    linker: OnceLock<Result<Linker<Sandbox>, String>>,
     cache: Option<cache::ComponentCache>,
     ticking: Arc<AtomicBool>,
     work: HostWork,
@@ -174,7 +177,7 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// The engine or linker could not be set up.
+    /// The engine could not be set up.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
         Self::with_stack(cache_dir, Limits::default().stack_bytes)
     }
@@ -184,12 +187,29 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// The engine or linker could not be set up.
+    /// The engine could not be set up.
     pub fn with_stack(
         cache_dir: Option<PathBuf>,
         stack_bytes: usize,
     ) -> Result<Runtime, RuntimeError> {
         Self::build(cache_dir, stack_bytes).map_err(|e| RuntimeError(format!("{e:#}")))
+    }
+
+    /// The linker every component is instantiated with: WASI and the
+    /// protocol's imports, made once.
+    fn linker(&self) -> Result<&Linker<Sandbox>, &str> {
+        self.linker
+            .get_or_init(|| {
+                let mut linker = Linker::new(&self.engine);
+                wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+                    .and_then(|()| crate::clock::add_to_linker(&mut linker))
+                    .and_then(|()| crate::since_v0_1_0::add_to_linker(&mut linker))
+                    .and_then(|()| crate::since_v0_2_0::add_to_linker(&mut linker))
+                    .map(|()| linker)
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     fn build(cache_dir: Option<PathBuf>, stack_bytes: usize) -> wasmtime::Result<Runtime> {
@@ -204,11 +224,6 @@ impl Runtime {
             .relaxed_simd_deterministic(true)
             .max_wasm_stack(stack_bytes);
         let engine = Engine::new(&config)?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        crate::clock::add_to_linker(&mut linker)?;
-        crate::since_v0_1_0::add_to_linker(&mut linker)?;
-        crate::since_v0_2_0::add_to_linker(&mut linker)?;
 
         // The deadline's clock: the thread ends when the runtime is dropped.
         let ticking = Arc::new(AtomicBool::new(true));
@@ -226,7 +241,7 @@ impl Runtime {
         let cache = cache_dir.map(|dir| cache::ComponentCache::new(dir, &engine));
         Ok(Runtime {
             engine,
-            linker,
+            linker: OnceLock::new(),
             cache,
             ticking,
             work: HostWork {
@@ -294,7 +309,12 @@ impl Runtime {
             None => Component::new(&self.engine, bytes).map_err(|e| format!("{e:#}")),
         }
         .map_err(|e| fail(GeneratorErrorKind::Compile(e)))?;
-        let pre = Pre::new(&self.engine, &self.linker, &component).map_err(fail)?;
+        let linker = self.linker().map_err(|e| {
+            fail(GeneratorErrorKind::Internal(format!(
+                "the host's imports could not be set up: {e}"
+            )))
+        })?;
+        let pre = Pre::new(&self.engine, linker, &component).map_err(fail)?;
         Ok(LoadedGenerator {
             label: label.to_owned(),
             sha256: sha256.to_owned(),
