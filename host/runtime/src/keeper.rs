@@ -87,9 +87,10 @@ pub(crate) struct Keeper {
     failed: Option<(u64, Option<GeneratorErrorKind>)>,
     /// Renders handed over whose result has not come back.
     outstanding: BTreeSet<u64>,
-    /// How many threads finish renders; none when no second core can run
-    /// them beside the generator's.
-    workers: usize,
+    /// How many threads finish renders.
+    threads: usize,
+    /// Whether a second core runs them beside the generator's thread.
+    beside: bool,
     budget: Arc<Budget>,
 }
 
@@ -114,8 +115,9 @@ impl Keeper {
             terms,
             failed: AtomicBool::new(false),
         });
-        let workers = if beside() { WORKERS } else { 1 };
-        for _ in 0..workers {
+        let beside = beside();
+        let threads = if beside { WORKERS } else { 1 };
+        for _ in 0..threads {
             let (work, queue, report, run) =
                 (work.clone(), queue.clone(), report.clone(), budget.clone());
             // A thread that cannot start leaves the others to end once
@@ -135,7 +137,8 @@ impl Keeper {
             abandoned: HashSet::new(),
             failed: None,
             outstanding: BTreeSet::new(),
-            workers: if beside() { workers } else { 0 },
+            threads,
+            beside,
             budget,
         })
     }
@@ -148,7 +151,7 @@ impl Keeper {
     /// are the same (see `TemplateService::render_json_to_trace`).
     pub(crate) fn idle(&mut self) -> bool {
         self.collect();
-        self.workers > 0 && self.outstanding.len() < IDLE + self.workers - 1
+        self.beside && self.outstanding.len() < IDLE + self.threads - 1
     }
 
     /// Hands `rendered` over to be finished, waiting while the queue is
