@@ -142,8 +142,9 @@ impl BlobFile {
         BlobFile { dir, name }
     }
 
-    /// Appends `bytes`, creating the file first when `create`.
-    fn append(&self, create: bool, bytes: &[u8]) -> std::io::Result<()> {
+    /// Appends `pieces` in one opening, creating the file first when
+    /// `create`.
+    fn append(&self, create: bool, pieces: &[&[u8]]) -> std::io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut options = std::fs::OpenOptions::new();
         if create {
@@ -157,7 +158,9 @@ impl BlobFile {
             options.append(true);
         }
         let mut file = options.open(self.dir.join(&self.name))?;
-        file.write_all(bytes)?;
+        for piece in pieces {
+            file.write_all(piece)?;
+        }
         start_writeback(&file);
         Ok(())
     }
@@ -233,7 +236,7 @@ impl Blob {
     /// The file cannot be created or written.
     pub fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<Blob> {
         let file = BlobFile::new(dir.to_owned());
-        file.append(true, bytes)?;
+        file.append(true, &[bytes])?;
         Ok(Blob {
             sha256: seams_model::sha256_hex(bytes),
             len: bytes.len(),
@@ -279,12 +282,11 @@ impl BlobWriter {
             }
             Place::Held(held) => {
                 let file = BlobFile::new(self.spill.dir.clone());
-                file.append(true, &held.bytes)?;
-                file.append(false, bytes)?;
+                file.append(true, &[&held.bytes, bytes])?;
                 // Dropping what was held releases it.
                 self.place = Place::File(file);
             }
-            Place::File(file) => file.append(false, bytes)?,
+            Place::File(file) => file.append(false, &[bytes])?,
         }
         self.hasher.update(bytes);
         self.len += bytes.len();

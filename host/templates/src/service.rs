@@ -596,14 +596,28 @@ fn may_hold_sentinel(context: &str) -> bool {
 /// its start in that text and its marks.
 struct Stripped {
     text: String,
-    lines: Vec<(usize, Vec<usize>)>,
+    /// Per line: where it starts in `text`, and where its marks start in
+    /// `marks`. One list for all the marks, not one per line: a page has
+    /// thousands of lines.
+    lines: Vec<(usize, usize)>,
+    marks: Vec<usize>,
+}
+
+impl Stripped {
+    /// The marks printed on line `line` (from 0).
+    fn line_marks(&self, line: usize) -> &[usize] {
+        let from = self.lines[line].1;
+        let to = self.lines.get(line + 1).map_or(self.marks.len(), |l| l.1);
+        &self.marks[from..to]
+    }
 }
 
 /// Splits the traced text into lines and their marks; marks past
 /// `marks_len` are dropped.
 fn strip(traced: &str, marks_len: usize) -> Stripped {
     let mut stripped = String::with_capacity(traced.len());
-    let mut lines: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new())];
+    let mut lines: Vec<(usize, usize)> = vec![(0, 0)];
+    let mut marks = Vec::with_capacity(marks_len);
     // Byte search (memchr) for '\n' and the sentinel's first byte: this
     // loop runs over every byte of every traced output.
     let bytes = traced.as_bytes();
@@ -614,7 +628,7 @@ fn strip(traced: &str, marks_len: usize) -> Stripped {
         let at = pos + found;
         if bytes[at] == b'\n' {
             stripped.push_str(&traced[pos..=at]);
-            lines.push((stripped.len(), Vec::new()));
+            lines.push((stripped.len(), marks.len()));
             pos = at + 1;
             continue;
         }
@@ -638,7 +652,7 @@ fn strip(traced: &str, marks_len: usize) -> Stripped {
         if let Ok(i) = traced[body_start..end].parse::<usize>()
             && i < marks_len
         {
-            lines.last_mut().expect("one line at least").1.push(i);
+            marks.push(i);
         }
         pos = (end + close.len()).min(bytes.len());
     }
@@ -646,6 +660,7 @@ fn strip(traced: &str, marks_len: usize) -> Stripped {
     Stripped {
         text: stripped,
         lines,
+        marks,
     }
 }
 
@@ -668,7 +683,7 @@ fn same_text(
     if stripped.text == normal {
         return Ok(());
     }
-    let lines = &stripped.lines;
+    let lines = stripped.lines.len();
     let line = stripped
         .text
         .split('\n')
@@ -684,10 +699,9 @@ fn same_text(
         });
     // The differing line's own marks, else the nearest before it: a
     // filter block, say, may have swallowed the line's sentinels.
-    let origin = lines[..=line.min(lines.len() - 1)]
-        .iter()
+    let origin = (0..=line.min(lines - 1))
         .rev()
-        .find_map(|(_, m)| m.first())
+        .find_map(|l| stripped.line_marks(l).first())
         .map(|&m| chain_of(&marks[m], origins).collect::<Vec<_>>().join(" > "))
         .unwrap_or_else(|| name.to_owned());
     Err(TemplateError {
@@ -772,27 +786,27 @@ fn walk_lines(
     let text = &stripped.text;
     let mut templates: Vec<&str> = Vec::new();
     let mut terms: Vec<Value> = Vec::new();
+    let mut scope: Vec<Value> = Vec::new();
+    let mut fallback: Vec<Value> = Vec::new();
     // Per line, the next line with a mark: made when first needed.
     let mut next_marked: Option<Vec<usize>> = None;
-    for (number, (start, line_marks)) in lines.iter().enumerate() {
+    for (number, &(start, _)) in lines.iter().enumerate() {
         let end = lines
             .get(number + 1)
-            .map_or(text.len(), |(next, _)| next - 1);
-        if text[*start..end].trim().is_empty() {
+            .map_or(text.len(), |&(next, _)| next - 1);
+        if text[start..end].trim().is_empty() {
             continue;
         }
         // A line without a sentinel is the start of a printed value that
         // holds a line break (a model literal of several lines): its
         // sentinel is the next one, printed right after the value.
-        let line_marks = match line_marks.first() {
-            Some(_) => line_marks.as_slice(),
-            None => {
-                let next = next_marked.get_or_insert_with(|| next_marked_lines(lines));
-                lines
-                    .get(next[number])
-                    .map_or(&[][..], |(_, marks)| &marks[..1])
+        let mut line_marks = stripped.line_marks(number);
+        if line_marks.is_empty() {
+            let next = next_marked.get_or_insert_with(|| next_marked_lines(stripped));
+            if next[number] < lines.len() {
+                line_marks = &stripped.line_marks(next[number])[..1];
             }
-        };
+        }
         templates.clear();
         terms.clear();
         for &m in line_marks {
@@ -807,17 +821,19 @@ fn walk_lines(
             }
         }
         sort_iris(&mut terms);
-        let scope = if terms.is_empty() || scopes == Scopes::Kept {
-            line_marks
-                .iter()
-                .find_map(|&m| {
-                    let info = &marks[m];
-                    info.enclosing.iter().chain(&info.frame).find_map(view_iris)
-                })
-                .unwrap_or_else(|| root.to_vec())
-        } else {
-            Vec::new()
-        };
+        scope.clear();
+        if terms.is_empty() || scopes == Scopes::Kept {
+            let enclosing = line_marks.iter().find_map(|&m| {
+                let info = &marks[m];
+                info.enclosing
+                    .iter()
+                    .chain(&info.frame)
+                    .find(|object| add_view_iris(object, &mut scope))
+            });
+            if enclosing.is_none() {
+                scope.extend_from_slice(root);
+            }
+        }
         if templates.is_empty() {
             return Err(TemplateError {
                 template: name.to_owned(),
@@ -830,7 +846,6 @@ fn walk_lines(
         }
         // No value read off a view object: the enclosing view object's.
         let own = !terms.is_empty();
-        let mut fallback = Vec::new();
         if !own {
             fallback.clone_from(&scope);
             sort_iris(&mut fallback);
@@ -848,11 +863,12 @@ fn walk_lines(
 /// Per line, the index of the first line at or after it that has a
 /// mark (`lines.len()` when none does): one pass from the end, so that
 /// a value of many lines costs no more than its lines.
-fn next_marked_lines(lines: &[(usize, Vec<usize>)]) -> Vec<usize> {
-    let mut next = vec![lines.len(); lines.len()];
-    let mut found = lines.len();
-    for (i, (_, marks)) in lines.iter().enumerate().rev() {
-        if !marks.is_empty() {
+fn next_marked_lines(stripped: &Stripped) -> Vec<usize> {
+    let lines = stripped.lines.len();
+    let mut next = vec![lines; lines];
+    let mut found = lines;
+    for i in (0..lines).rev() {
+        if !stripped.line_marks(i).is_empty() {
             found = i;
         }
         next[i] = found;
@@ -899,10 +915,10 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         move |args: &[Value]| -> Result<Value, Error> {
             let id = origin_id(args.first(), &o)?;
             let mark = TRACE.with_borrow_mut(|st| st.mark(&o, id, None, &args[1..]));
-            Ok(Value::from_object(Mark {
-                value: None,
-                index: mark,
-            }))
+            // The sentinel itself, as a string short enough to be held
+            // inline: one is printed for every line, and an object per
+            // line cost an allocation each.
+            Ok(Value::from(Sentinel::new(mark).as_str()))
         },
     );
     let o = origins.clone();
@@ -919,10 +935,7 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
             };
             let enclosing = args.get(3..).unwrap_or(&[]);
             let mark = TRACE.with_borrow_mut(|st| st.mark(&o, id, Some(owner), enclosing));
-            Ok(Value::from_object(Mark {
-                value: Some(value),
-                index: mark,
-            }))
+            Ok(Value::from_object(Mark { value, index: mark }))
         },
     );
     let o = origins.clone();
@@ -939,31 +952,13 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         let Some(mark) = value.downcast_object_ref::<Mark>() else {
             return minijinja::escape_formatter(out, state, value);
         };
-        if let Some(inner) = &mark.value {
-            // Printing an undefined value fails as in the normal render,
-            // where it is not wrapped in a mark.
-            if inner.is_undefined() {
-                minijinja::value::StringInput::new(state, inner)?;
-            }
-            minijinja::escape_formatter(out, state, inner)?;
+        // Printing an undefined value fails as in the normal render,
+        // where it is not wrapped in a mark.
+        if mark.value.is_undefined() {
+            minijinja::value::StringInput::new(state, &mark.value)?;
         }
-        use std::fmt::Write as _;
-        // Printed for every value and line: digits by hand, not `write!`.
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = mark.index;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let digits = std::str::from_utf8(&digits[at..]).expect("ASCII digits");
-        out.write_char(SENTINEL_OPEN)
-            .and_then(|()| out.write_str(digits))
-            .and_then(|()| out.write_char(SENTINEL_CLOSE))
+        minijinja::escape_formatter(out, state, &mark.value)?;
+        out.write_str(Sentinel::new(mark.index).as_str())
             .map_err(Error::from)
     });
     env
@@ -1011,15 +1006,50 @@ fn view_iris(value: &Value) -> Option<Vec<Value>> {
     add_view_iris(value, &mut iris).then_some(iris)
 }
 
-/// What a sentinel stands for: a printed value or text, with the
-/// template's include chain at that point.
+/// A printed value and the mark it was given: printed as the value,
+/// then its sentinel.
 #[derive(Debug)]
 struct Mark {
-    value: Option<Value>,
+    value: Value,
     index: usize,
 }
 
 impl Object for Mark {}
+
+/// The sentinel of mark `index`, the two sentinel characters around its
+/// digits, made on the stack: one is printed for every line and value.
+struct Sentinel {
+    bytes: [u8; Sentinel::CAP],
+    len: usize,
+}
+
+impl Sentinel {
+    const CAP: usize = 2 * 3 + 20;
+
+    fn new(index: usize) -> Sentinel {
+        let mut bytes = [0u8; Sentinel::CAP];
+        let mut len = SENTINEL_OPEN.encode_utf8(&mut bytes).len();
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = index;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        bytes[len..len + digits.len() - at].copy_from_slice(&digits[at..]);
+        len += digits.len() - at;
+        len += SENTINEL_CLOSE.encode_utf8(&mut bytes[len..]).len();
+        Sentinel { bytes, len }
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).expect("sentinel characters and digits")
+    }
+}
 
 /// A sentinel's meaning. Cheap to record: IRIs are read off the objects
 /// only when the trace lines are built, and only where needed.
@@ -1225,6 +1255,22 @@ mod tests {
             syntax,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_sentinel_is_its_characters_around_the_digits_and_short_ones_are_held_inline() {
+        for (index, digits) in [(0, "0"), (7, "7"), (10, "10"), (123_456, "123456")] {
+            let text = format!("{SENTINEL_OPEN}{digits}{SENTINEL_CLOSE}");
+            assert_eq!(Sentinel::new(index).as_str(), text);
+        }
+        let max = Sentinel::new(usize::MAX);
+        assert_eq!(
+            max.as_str(),
+            format!("{SENTINEL_OPEN}{}{SENTINEL_CLOSE}", usize::MAX)
+        );
+        // Up to 16 digits the text fits a value's inline string (22
+        // bytes): a line's sentinel costs no allocation.
+        assert_eq!(Sentinel::new(9_999_999_999_999_999).as_str().len(), 22);
     }
 
     #[test]
