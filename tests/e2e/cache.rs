@@ -99,9 +99,27 @@ fn the_cache_trusts_no_entry_it_cannot_vouch_for() {
     let entry = cached_files(&dir).remove(0);
     assert_eq!(mode(&entry), 0o600);
     let good = std::fs::read(&entry).unwrap();
-    assert!(
-        good.starts_with(b"seamsc1\n"),
-        "a header with the payload's sha256"
+    assert!(good.starts_with(b"seamsc2\n"), "the format");
+    assert_eq!(
+        &good[8..40],
+        blake3::hash(&good[40..]).as_bytes(),
+        "a header with the payload's blake3 hash"
+    );
+
+    // An entry of the first format (a sha256 header) is compiled again
+    // and replaced, not trusted for a hash it does not hold.
+    let mut first = b"seamsc1\n".to_vec();
+    {
+        use sha2::Digest;
+        first.extend_from_slice(&sha2::Sha256::digest(&good[40..]));
+    }
+    first.extend_from_slice(&good[40..]);
+    std::fs::write(&entry, &first).unwrap();
+    assert_eq!(load_and_run(&dir), expected);
+    assert_eq!(
+        std::fs::read(&entry).unwrap(),
+        good,
+        "rewritten in format 2"
     );
 
     // A payload changed under a header that no longer matches it.
@@ -155,7 +173,7 @@ fn old_entries_are_evicted() {
     assert_eq!(
         files
             .iter()
-            .filter(|f| std::fs::read(f).unwrap().starts_with(b"seamsc1\n"))
+            .filter(|f| std::fs::read(f).unwrap().starts_with(b"seamsc2\n"))
             .count(),
         1,
         "the new entry stays"

@@ -6,7 +6,8 @@
 //! directory is private (owned by this user, writable by nobody else), the
 //! file is a regular file owned by this user and writable by nobody else,
 //! and its content is what seams wrote: a header naming the format and the
-//! sha256 of the serialized bytes that follow. Anything else is compiled
+//! blake3 hash of the serialized bytes that follow (checked on every load,
+//! so a fast hash: the lock's hashes stay sha256). Anything else is compiled
 //! again (and replaced, when the directory is private); a directory that
 //! is not private is not used at all. Entries are named by the component's
 //! sha256 and the engine's precompile-compatibility hash, written
@@ -17,18 +18,18 @@ use std::hash::{Hash, Hasher};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
 /// How many compiled components the cache keeps.
 pub(crate) const MAX_ENTRIES: usize = 32;
 
-/// The first bytes of an entry: the format, then the sha256 of the rest.
-const MAGIC: &[u8; 8] = b"seamsc1\n";
+/// The first bytes of an entry: the format, then the blake3 hash of the
+/// rest. (Format 1 held a sha256: its entries are compiled again.)
+const MAGIC: &[u8; 8] = b"seamsc2\n";
 
-/// The header's length: the format, then a sha256.
-const HEADER: usize = MAGIC.len() + 32;
+/// The header's length: the format, then a blake3 hash.
+const HEADER: usize = MAGIC.len() + blake3::OUT_LEN;
 
 pub(crate) struct ComponentCache {
     dir: PathBuf,
@@ -74,7 +75,7 @@ impl ComponentCache {
         if let Some(entry) = dir.and_then(|dir| read_entry(&dir.join(&name))) {
             // SAFETY: the bytes are those seams serialized for this
             // component and engine: the file is this user's alone, in a
-            // directory that is this user's alone, and its header's sha256
+            // directory that is this user's alone, and its header's hash
             // matches them.
             if let Ok(component) = unsafe { Component::deserialize(engine, &entry[HEADER..]) } {
                 return Ok(component);
@@ -98,9 +99,9 @@ fn read_entry(path: &Path) -> Option<Vec<u8>> {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
-    let hash = bytes.strip_prefix(MAGIC)?.get(..32)?;
+    let hash = bytes.strip_prefix(MAGIC)?.get(..blake3::OUT_LEN)?;
     let payload = bytes.get(HEADER..)?;
-    (Sha256::digest(payload).as_slice() == hash).then_some(bytes)
+    (blake3::hash(payload).as_bytes() == hash).then_some(bytes)
 }
 
 /// Writes an entry atomically: a private temporary file in the cache
@@ -109,7 +110,7 @@ fn write_entry(dir: &Path, name: &str, serialized: &[u8]) -> std::io::Result<()>
     use std::io::Write;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.write_all(MAGIC)?;
-    file.write_all(&Sha256::digest(serialized))?;
+    file.write_all(blake3::hash(serialized).as_bytes())?;
     file.write_all(serialized)?;
     file.persist(dir.join(name)).map_err(|e| e.error)?;
     Ok(())
