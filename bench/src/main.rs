@@ -12,9 +12,11 @@
 //! cache), warm, untraced (the tracing render off), unchecked (no model
 //! check against the generators' vocabularies), a no-op and `seams
 //! check`; each as its own process (this binary run in a child mode), with
-//! its wall time and peak memory as the OS counts them. The floor's files
-//! must equal seams's byte for byte. Prints one Markdown table and the
-//! growth between sizes.
+//! its wall time and peak memory as the OS counts them. After the cold
+//! run, every mode runs once per round, round after round, so that a
+//! drift in the machine's speed touches them alike; each is reported by
+//! its median round. The floor's files must equal seams's byte for byte.
+//! Prints one Markdown table and the growth between sizes.
 
 mod floor;
 mod measure;
@@ -243,11 +245,13 @@ fn driver(args: &[String]) -> Result<(), String> {
 
 fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String> {
     let manifest = project_files(dir, &case)?;
+    // Small runs are short and this machine's speed drifts: more rounds.
     let rounds = match case.copies {
-        Some(k) if k <= 10 => 5,
-        Some(k) if k <= 100 => 3,
+        Some(k) if k <= 10 => 11,
+        Some(k) if k <= 100 => 5,
+        Some(k) if k <= 300 => 3,
         Some(_) => 1,
-        None => 1,
+        None => 3,
     };
     let cache = dir.join("cache");
     let log = dir.join("log.txt");
@@ -264,25 +268,17 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
             &log,
         )
     };
-    let median = |mode: &str, before: &dyn Fn()| {
-        let mut costs: Vec<Cost> = (0..rounds)
-            .map(|_| {
-                before();
-                once(mode, &cache)
-            })
-            .collect();
-        costs.sort_by_key(|c| c.wall);
-        costs[costs.len() / 2]
-    };
     let failed = |what: &str| {
         let log = std::fs::read_to_string(&log).unwrap_or_default();
         format!("{}: {what} failed: {}", case.name, log.trim())
     };
 
-    let floor = median("floor", &|| {
+    let floor = || {
         let _ = std::fs::remove_dir_all(dir.join("floor"));
-    });
-    if !floor.ok {
+        once("floor", &cache)
+    };
+    let first_floor = floor();
+    if !first_floor.ok {
         return Err(failed("the floor"));
     }
     let triples = std::fs::read_to_string(dir.join(TRIPLES))
@@ -311,23 +307,47 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
             return Err(failed("seams generate"));
         }
     }
-    let traced = median("seams", &fresh);
     let output_bytes = dir_bytes(&dir.join("out"));
     compare(&dir.join("floor"), &dir.join("out"))
         .map_err(|e| format!("{}: the floor's files differ from seams's: {e}", case.name))?;
-    let noop = median("seams", &|| {});
-    let check = median("check", &|| {});
-    if !(traced.ok && noop.ok && check.ok) {
-        return Err(failed("a warm run"));
+
+    // Every mode once per round, so that a drift in the machine's speed
+    // touches each alike and the ratios hold; the median round of each.
+    let mut costs: [Vec<Cost>; 6] = Default::default();
+    for round in 0..rounds {
+        let floor = if round == 0 { first_floor } else { floor() };
+        let mut measured = [floor, Cost::default(), Cost::default(), Cost::default()];
+        for (at, (mode, what)) in [
+            ("untraced", "the untraced run"),
+            ("unchecked", "the unchecked run"),
+            ("seams", "seams generate"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            fresh();
+            measured[at + 1] = once(mode, &cache);
+            if !measured[at + 1].ok {
+                return Err(failed(what));
+            }
+        }
+        // Up to date after the traced run: a no-op, then a check.
+        let noop = once("seams", &cache);
+        let check = once("check", &cache);
+        if !(noop.ok && check.ok) {
+            return Err(failed("a warm run"));
+        }
+        for (kept, cost) in costs
+            .iter_mut()
+            .zip(measured.into_iter().chain([noop, check]))
+        {
+            kept.push(cost);
+        }
     }
-    let untraced = median("untraced", &fresh);
-    if !untraced.ok {
-        return Err(failed("the untraced run"));
-    }
-    let unchecked = median("unchecked", &fresh);
-    if !unchecked.ok {
-        return Err(failed("the unchecked run"));
-    }
+    let [floor, untraced, unchecked, traced, noop, check] = costs.map(|mut c| {
+        c.sort_by_key(|c| c.wall);
+        c[c.len() / 2]
+    });
     let _ = std::fs::remove_dir_all(dir);
     Ok(Row {
         case: case.name,
