@@ -273,11 +273,11 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
         format!("{}: {what} failed: {}", case.name, log.trim())
     };
 
-    let floor = || {
+    let run_floor = || {
         let _ = std::fs::remove_dir_all(dir.join("floor"));
         once("floor", &cache)
     };
-    let first_floor = floor();
+    let first_floor = run_floor();
     if !first_floor.ok {
         return Err(failed("the floor"));
     }
@@ -315,7 +315,7 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
     // touches each alike and the ratios hold; the median round of each.
     let mut costs: [Vec<Cost>; 6] = Default::default();
     for round in 0..rounds {
-        let floor = if round == 0 { first_floor } else { floor() };
+        let floor = if round == 0 { first_floor } else { run_floor() };
         let mut measured = [floor, Cost::default(), Cost::default(), Cost::default()];
         for (at, (mode, what)) in [
             ("untraced", "the untraced run"),
