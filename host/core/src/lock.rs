@@ -303,10 +303,14 @@ fn parse_indexes(text: &str, len: usize) -> Result<Vec<u32>, String> {
         }
         Ok(index)
     };
-    let mut indexes: Vec<u32> = Vec::new();
+    // Every range is checked before any is expanded, and the list is
+    // made at its length once: grown range by range, a lock of thousands
+    // of outputs spent more on copying and fresh pages than on reading.
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    let mut count = 0usize;
     for word in text.split(' ').filter(|w| !w.is_empty()) {
-        // Both ends are checked against the table before the range is
-        // expanded, so a range holds at most the table's length.
+        // Both ends are checked against the table, so a range holds at
+        // most the table's length.
         let (first, last) = match word.split_once('-') {
             Some((first, last)) => (index(first, word)?, index(last, word)?),
             None => {
@@ -314,9 +318,15 @@ fn parse_indexes(text: &str, len: usize) -> Result<Vec<u32>, String> {
                 (only, only)
             }
         };
-        if first > last || indexes.last().is_some_and(|&seen| seen >= first) {
+        if first > last || ranges.last().is_some_and(|&(_, seen)| seen >= first) {
             return Err("are not in ascending order".to_owned());
         }
+        ranges.push((first, last));
+        // Ascending and within the table: the count stays under its length.
+        count += (last - first) as usize + 1;
+    }
+    let mut indexes = Vec::with_capacity(count);
+    for (first, last) in ranges {
         indexes.extend(first..=last);
     }
     Ok(indexes)
