@@ -34,7 +34,7 @@ use seams_runtime::Runtime;
 use crate::audit::{FileState, audit};
 use crate::error::GenerateError;
 use crate::generation::{Keep, load_for_run, run_reporting_progress};
-use crate::inputs::{changed_components, read_journal, read_lock, read_stamp, up_to_date};
+use crate::inputs::{beside_model_stamp, changed_components, read_journal, read_lock, up_to_date};
 use crate::journal::{JOURNAL_FILE, recover};
 use crate::leftovers::Leftovers;
 use crate::lock::{LOCK_FILE, LOCK_VERSION, LockError};
@@ -215,15 +215,18 @@ pub fn check_with(
             e.to_string(),
         )]))
     };
-    let lock = match read_lock(project) {
+    // As in generate: the model is hashed while the lock is parsed.
+    let ((lock, journal), model) =
+        beside_model_stamp(project, || (read_lock(project), read_journal(project)));
+    let lock = match lock {
         Err(GenerateError::Lock(e)) => return unreadable(LOCK_FILE, e),
         other => other?,
     };
-    let journal = match read_journal(project) {
+    let journal = match journal {
         Err(GenerateError::Lock(e)) => return unreadable(JOURNAL_FILE, e),
         other => other?,
     };
-    let stamp = read_stamp(project, lock.as_ref(), false)?;
+    let stamp = model?.with_components(project, lock.as_ref(), false)?;
     let mut problems = Vec::new();
 
     if lock.is_none() {

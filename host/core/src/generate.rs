@@ -9,7 +9,9 @@ use crate::apply::{Dirs, ProjectFs, apply};
 use crate::audit::audit;
 use crate::error::GenerateError;
 use crate::generation::{Keep, SourcedRun, load_for_run, run_reporting_progress};
-use crate::inputs::{changed_components, read_journal, read_lock_and_text, read_stamp, up_to_date};
+use crate::inputs::{
+    beside_model_stamp, changed_components, read_journal, read_lock_and_text, up_to_date,
+};
 use crate::journal::recover;
 use crate::leftovers::Leftovers;
 use crate::output_dir::OutputDir;
@@ -133,9 +135,13 @@ pub(crate) fn generate_on(
     open_fs: &mut OpenFs<'_>,
 ) -> Result<GenerateReport, GenerateError> {
     let _running = ProjectLock::exclusive(project, options.wait)?;
-    let locked = read_lock_and_text(project)?;
-    let journal = read_journal(project)?;
-    let stamp = read_stamp(
+    // The model's bytes are hashed while the lock is parsed: on a
+    // no-op, both come before the locked files can be hashed.
+    let (records, model) = beside_model_stamp(project, || {
+        Ok::<_, GenerateError>((read_lock_and_text(project)?, read_journal(project)?))
+    });
+    let (locked, journal) = records?;
+    let stamp = model?.with_components(
         project,
         locked.as_ref().map(|(lock, _)| lock),
         options.update,

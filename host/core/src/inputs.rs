@@ -267,6 +267,73 @@ pub fn read_stamp(
     lock: Option<&Lock>,
     update: bool,
 ) -> Result<Stamp, GenerateError> {
+    read_model_stamp(project)?.with_components(project, lock, update)
+}
+
+/// Runs `read` (reading the lock and the journal, say) while the model
+/// files and `seams.toml` are read and hashed on a second thread, when
+/// the model is large enough for that to pay; `read`'s result, then the
+/// stamp's model part ([`ModelStamp::with_components`] completes it: a
+/// component may be pinned by the lock).
+pub(crate) fn beside_model_stamp<T>(
+    project: &Project,
+    read: impl FnOnce() -> T,
+) -> (T, Result<ModelStamp, GenerateError>) {
+    // Below this many bytes of model, starting a thread costs more than
+    // the hashing it moves.
+    const WORTH_A_THREAD: u64 = 256 << 10;
+    let size: u64 = project
+        .model_files
+        .iter()
+        .filter_map(|path| std::fs::metadata(path).ok())
+        .map(|m| m.len())
+        .sum();
+    if size < WORTH_A_THREAD {
+        let records = read();
+        return (records, read_model_stamp(project));
+    }
+    std::thread::scope(|scope| {
+        let model = scope.spawn(|| read_model_stamp(project));
+        let records = read();
+        let model = model
+            .join()
+            .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+        (records, model)
+    })
+}
+
+/// The stamp's parts that need no lock: `seams.toml` and the model files,
+/// read and hashed.
+pub(crate) struct ModelStamp {
+    manifest_sha256: String,
+    model_files: Vec<LockedModelFile>,
+    model_bytes: Vec<Vec<u8>>,
+}
+
+impl ModelStamp {
+    /// The whole stamp: each generator's component read too (an `oci` one
+    /// by the digests `lock` pins, see [`read_stamp`]).
+    pub(crate) fn with_components(
+        self,
+        project: &Project,
+        lock: Option<&Lock>,
+        update: bool,
+    ) -> Result<Stamp, GenerateError> {
+        Ok(Stamp {
+            manifest_sha256: self.manifest_sha256,
+            model_files: self.model_files,
+            model_bytes: self.model_bytes,
+            components: project
+                .generators
+                .iter()
+                .map(|source| component_bytes(project, source, pin_of(lock, source, update)))
+                .collect(),
+        })
+    }
+}
+
+/// Reads and hashes `seams.toml` and the model files.
+fn read_model_stamp(project: &Project) -> Result<ModelStamp, GenerateError> {
     let manifest = project.root.join(MANIFEST);
     let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
         path: manifest,
@@ -286,15 +353,10 @@ pub fn read_stamp(
         });
         model_bytes.push(bytes);
     }
-    Ok(Stamp {
+    Ok(ModelStamp {
         manifest_sha256: sha256_hex(&manifest_bytes),
         model_files,
         model_bytes,
-        components: project
-            .generators
-            .iter()
-            .map(|source| component_bytes(project, source, pin_of(lock, source, update)))
-            .collect(),
     })
 }
 
@@ -442,4 +504,64 @@ pub(crate) fn up_to_date(
         path: project.output_path().join(&paths[i]),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// A project whose model is `model.ttl` of `triples` triples, plus
+    /// `extra.ttl` when `extra` is set (written or not by the caller).
+    fn project(dir: &Path, triples: usize, extra: bool) -> Project {
+        let files = if extra {
+            r#"["model.ttl", "extra.ttl"]"#
+        } else {
+            r#"["model.ttl"]"#
+        };
+        std::fs::write(
+            dir.join(MANIFEST),
+            format!("[model]\nfiles = {files}\n\n[[generator]]\nbuiltin = \"htmx\"\n"),
+        )
+        .unwrap();
+        let model: String = (0..triples)
+            .map(|i| format!("<urn:s{i}> <urn:p> \"a literal long enough to count {i}\" .\n"))
+            .collect();
+        std::fs::write(dir.join("model.ttl"), model).unwrap();
+        Project::load(dir).unwrap()
+    }
+
+    #[test]
+    fn the_model_is_stamped_beside_the_records_as_it_is_alone() {
+        // Under and over the size that moves the hashing to a thread.
+        for triples in [10, 10_000] {
+            let dir = tempfile::tempdir().unwrap();
+            let project = project(dir.path(), triples, false);
+            let (read, model) = beside_model_stamp(&project, || 42);
+            assert_eq!(read, 42);
+            let beside = model
+                .unwrap()
+                .with_components(&project, None, false)
+                .unwrap();
+            let alone = read_stamp(&project, None, false).unwrap();
+            assert_eq!(beside.manifest_sha256, alone.manifest_sha256);
+            assert_eq!(beside.model_files, alone.model_files);
+            assert_eq!(beside.model_bytes, alone.model_bytes);
+            assert_eq!(beside.components.len(), 1);
+        }
+    }
+
+    #[test]
+    fn a_model_file_that_cannot_be_read_is_named_and_the_records_still_read() {
+        for triples in [10, 10_000] {
+            let dir = tempfile::tempdir().unwrap();
+            let project = project(dir.path(), triples, true);
+            let (read, model) = beside_model_stamp(&project, || "lock");
+            assert_eq!(read, "lock");
+            let Err(error) = model else {
+                panic!("extra.ttl is missing, yet the model was stamped");
+            };
+            assert!(error.to_string().contains("extra.ttl"), "{error}");
+        }
+    }
 }
