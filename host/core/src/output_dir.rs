@@ -145,9 +145,7 @@ impl OutputDir {
             }
             Ok(false)
         };
-        let workers = std::thread::available_parallelism()
-            .map_or(1, usize::from)
-            .min(paths.len());
+        let workers = seams_model::cores().min(paths.len());
         std::thread::scope(|scope| {
             let others: Vec<_> = (1..workers).map(|_| scope.spawn(work)).collect();
             let mut all = work();
@@ -451,8 +449,7 @@ mod tests {
             })
             .unwrap();
         assert!(!all);
-        let workers = std::thread::available_parallelism().map_or(1, usize::from);
-        assert!(seen.into_inner() <= workers);
+        assert!(seen.into_inner() <= seams_model::cores());
     }
 
     #[test]

@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+mod cores;
 mod edit;
 mod elements;
 pub mod input_text;
@@ -33,6 +34,7 @@ pub mod vocabulary;
 mod watchdog;
 pub mod written;
 
+pub use cores::cores;
 pub use edit::Edit;
 pub use model::{Model, ModelError, QueryError, hex, sha256_hex, sha256_hex_of};
 pub use shapes::SUPPORTED as SUPPORTED_SHACL;

@@ -314,11 +314,9 @@ impl Keeper {
     }
 }
 
-/// Whether the machine has a second core: asked once per process (it
-/// reads the cgroup's files), not once per generator run.
+/// Whether the machine has a second core.
 fn beside() -> bool {
-    static BESIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *BESIDE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+    seams_model::cores() > 1
 }
 
 impl Work {

@@ -909,9 +909,7 @@ fn store_kept(kept: Kept, path: &str) -> StoredKept {
 fn store_all_kept(budget: &Arc<Budget>, jobs: Vec<(Kept, &str)>) -> Vec<StoredKept> {
     use std::sync::atomic::AtomicUsize;
     use std::sync::{Mutex, PoisonError};
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(jobs.len());
+    let workers = seams_model::cores().min(jobs.len());
     let jobs: Vec<Mutex<Option<(Kept, &str)>>> =
         jobs.into_iter().map(|job| Mutex::new(Some(job))).collect();
     let results: Vec<OnceLock<StoredKept>> = jobs.iter().map(|_| OnceLock::new()).collect();
