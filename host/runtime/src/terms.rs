@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// A run's interned terms.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Terms(Arc<Mutex<HashSet<Arc<str>>>>);
+pub(crate) struct Terms(Arc<Mutex<HashSet<Arc<str>, foldhash::fast::RandomState>>>);
 
 impl Terms {
     /// `terms`, each as the run's one shared string.
