@@ -14,7 +14,7 @@
 //! traced is made once, instrumented: its stripped text is the output.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use minijinja::value::{Object, Value};
@@ -760,13 +760,18 @@ fn iri_text(value: &Value) -> &str {
 /// Sorts IRI values by their text and drops repeats.
 fn sort_iris(iris: &mut Vec<Value>) {
     // A page cites the same few objects thousands of times, mostly as
-    // clones of one value: those repeats go first by address, which
-    // sorts as numbers, and what is left is sorted by text.
+    // clones of one value: those repeats go first, by address, keeping
+    // the order the lines cited them in.
     if iris.len() > 32 {
-        iris.sort_unstable_by_key(|v| iri_text(v).as_ptr() as usize);
-        iris.dedup_by(|a, b| std::ptr::eq(iri_text(a), iri_text(b)));
+        let mut seen: HashSet<usize, foldhash::fast::RandomState> =
+            HashSet::with_capacity_and_hasher(iris.len(), Default::default());
+        iris.retain(|v| seen.insert(iri_text(v).as_ptr() as usize));
     }
-    iris.sort_unstable_by(|a, b| iri_text(a).cmp(iri_text(b)));
+    // Templates mostly print lists in order (generators sort them, to be
+    // deterministic), so a page's IRIs come in a few ascending runs (17
+    // for 938 IRIs on a page at expense x300): a stable sort merges the
+    // runs, where an unstable one sorted each page over again.
+    iris.sort_by(|a, b| iri_text(a).cmp(iri_text(b)));
     iris.dedup_by(|a, b| iri_text(a) == iri_text(b));
 }
 
