@@ -226,7 +226,7 @@ pub fn check_with(
         Err(GenerateError::Lock(e)) => return unreadable(JOURNAL_FILE, e),
         other => other?,
     };
-    let stamp = model?.with_components(project, lock.as_ref(), false)?;
+    let stamp = model?.with_components(project, lock.as_ref(), false);
     let mut problems = Vec::new();
 
     if lock.is_none() {

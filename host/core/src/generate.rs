@@ -145,7 +145,7 @@ pub(crate) fn generate_on(
         project,
         locked.as_ref().map(|(lock, _)| lock),
         options.update,
-    )?;
+    );
     if let Some((lock, _)) = &locked
         && !options.update
         && let Some(changed) = changed_components(project, &stamp, lock).into_iter().next()
