@@ -53,6 +53,12 @@ pub fn cache_dir() -> Option<PathBuf> {
     }
 }
 
+/// Where a no-op generate keeps the stat of the locked files it read: the
+/// compiled-component cache's `stat` directory, private like it.
+pub(crate) fn stat_cache_dir() -> Option<PathBuf> {
+    cache_dir().map(|dir| dir.join("stat"))
+}
+
 /// The streams and settings a command prints with.
 pub(crate) struct Io<'a> {
     pub(crate) console: &'a Console,

@@ -4,6 +4,7 @@
 //! changed; an interrupted generate leaves a state that check describes and
 //! the next generate repairs.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -233,6 +234,99 @@ fn a_no_op_is_decided_from_the_model_files_bytes() {
     assert!(lock.contains(&seams_tests::sha256_of(&model)), "{lock}");
     assert!(run(&p, &["generate"]).stdout.starts_with("up to date"));
     assert_eq!(run(&p, &["check"]).code, 0);
+}
+
+/// A no-op reads again only the locked files whose stat changed since a
+/// no-op last read them: an output rewritten in place with as many bytes
+/// and its modification time set back is found (its change time moved).
+/// The stat cache is trusted as compiled components in the same private
+/// cache are: by generate, never by check, which reads every byte.
+#[test]
+fn a_no_op_reads_again_only_the_files_whose_stat_changed() {
+    let p = chat();
+    let cache = tempfile::tempdir().unwrap();
+    let stat_dir = cache.path().join("stat");
+    let runtime = seams_runtime::Runtime::new(seams::cli::cache_dir()).unwrap();
+    let project = seams_core::Project::load(p.path()).unwrap();
+    let options = seams_core::GenerateOptions {
+        stat_cache: Some(stat_dir.clone()),
+        ..seams_core::GenerateOptions::default()
+    };
+    let generate = || seams_core::generate(&project, &runtime, &options);
+    let recorded = || {
+        let files: Vec<_> = std::fs::read_dir(&stat_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        (
+            files[0].clone(),
+            std::fs::read_to_string(&files[0]).unwrap(),
+        )
+    };
+    // Out of the clock tick the files were written in, so that they are
+    // recorded.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(generate().unwrap().up_to_date);
+    let (cache_file, text) = recorded();
+    let page = p.path().join("out/thread.html");
+    let sha = seams_tests::sha256_of(&page);
+    assert!(text.contains(&format!("{sha} ")), "{text}");
+    assert!(text.contains(" out/thread.html\n"), "{text}");
+    assert!(generate().unwrap().up_to_date);
+
+    let original = std::fs::read_to_string(&page).unwrap();
+    let modified = std::fs::metadata(&page).unwrap().modified().unwrap();
+    let edited = original.replacen("<", "[", 1);
+    assert_eq!(edited.len(), original.len());
+    std::fs::write(&page, &edited).unwrap();
+    let set_back = |path: &Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+    };
+    set_back(&page);
+    match generate() {
+        Err(seams_core::GenerateError::HandEdited { overwrite, .. }) => {
+            assert_eq!(overwrite, ["out/thread.html"]);
+        }
+        other => panic!("an edit of the same length is found: {other:?}"),
+    }
+
+    // A cache that vouches for the edited bytes (forged here with their
+    // stat) is believed by generate; check reads every byte.
+    let stat = std::fs::metadata(&page).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.ends_with(" out/thread.html"))
+        .unwrap();
+    let forged = format!(
+        "{sha} {} {} {} {}.{} {}.{} out/thread.html",
+        stat.dev(),
+        stat.ino(),
+        stat.size(),
+        stat.mtime(),
+        stat.mtime_nsec(),
+        stat.ctime(),
+        stat.ctime_nsec()
+    );
+    std::fs::write(&cache_file, text.replace(line, &forged)).unwrap();
+    assert!(generate().unwrap().up_to_date);
+    let check = run(&p, &["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(check.stdout.contains("out/thread.html"), "{}", check.stdout);
+
+    // Put back, the page is up to date again, read and recorded anew.
+    std::fs::write(&page, &original).unwrap();
+    set_back(&page);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(generate().unwrap().up_to_date);
+    let (_, again) = recorded();
+    assert!(!again.contains(&forged), "{again}");
+    assert_eq!(again.lines().count(), text.lines().count());
 }
 
 #[test]

@@ -65,6 +65,11 @@ pub struct GenerateOptions<'a> {
     /// memory; the files beyond go to temporary files in the output
     /// directory as soon as each is final, to be renamed into place.
     pub hold_bytes: usize,
+    /// Where a no-op keeps the stat of the locked files it read, so that
+    /// the next no-op reads only those whose stat changed (a private
+    /// directory, see `stat_cache.rs`); `None` reads every locked file on
+    /// every no-op.
+    pub stat_cache: Option<PathBuf>,
 }
 
 impl Default for GenerateOptions<'_> {
@@ -75,6 +80,7 @@ impl Default for GenerateOptions<'_> {
             progress: &Silent,
             wait: Wait::Block,
             hold_bytes: seams_runtime::HOLD_BYTES,
+            stat_cache: None,
         }
     }
 }
@@ -86,6 +92,7 @@ impl std::fmt::Debug for GenerateOptions<'_> {
             .field("update", &self.update)
             .field("wait", &self.wait)
             .field("hold_bytes", &self.hold_bytes)
+            .field("stat_cache", &self.stat_cache)
             .finish_non_exhaustive()
     }
 }
@@ -173,7 +180,13 @@ pub(crate) fn generate_on(
     if journal.is_none()
         && leftovers.is_empty()
         && let Some(lock) = &previous
-        && up_to_date(project, &stamp, lock, existing.as_ref())?
+        && up_to_date(
+            project,
+            &stamp,
+            lock,
+            existing.as_ref(),
+            options.stat_cache.as_deref(),
+        )?
     {
         return Ok(GenerateReport {
             up_to_date: true,

@@ -5,7 +5,7 @@
 //! only when there is work to do.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use seams_model::{Model, ModelError, sha256_hex};
@@ -15,8 +15,9 @@ use crate::audit::locked_path;
 use crate::error::GenerateError;
 use crate::journal::{JOURNAL_FILE, Journal};
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
-use crate::output_dir::OutputDir;
+use crate::output_dir::{Found, OutputDir};
 use crate::project::{GeneratorSource, MANIFEST, Project, posix};
+use crate::stat_cache::{FileStat, StatCache};
 use seams_registry::{Fetched, Pin, Reference, Registry, RegistryError};
 
 /// A generator's component bytes: embedded for a built-in, read for a
@@ -457,12 +458,16 @@ pub(crate) fn changed_components(
 /// Whether the seams version, the model files, `seams.toml`, every
 /// component and every locked file are byte for byte as the lock records
 /// them (`out` is the output directory when it exists). Decided from bytes:
-/// the model is not parsed.
+/// the model is not parsed. With `stat_cache` (a directory), a locked file
+/// whose stat is as it was when a no-op last read it is not read again
+/// ([`StatCache`]), and the stats of the files read are recorded when all
+/// match.
 pub(crate) fn up_to_date(
     project: &Project,
     stamp: &Stamp,
     lock: &Lock,
     out: Option<&OutputDir>,
+    stat_cache: Option<&Path>,
 ) -> Result<bool, GenerateError> {
     if lock.lock_version != LOCK_VERSION
         || lock.incomplete
@@ -497,13 +502,49 @@ pub(crate) fn up_to_date(
         .iter()
         .map(|entry| locked_path(project, &entry.path))
         .collect::<Result<Vec<_>, _>>()?;
-    out.hash_each(&paths, |i, sha256| {
-        sha256.as_deref() == Some(lock.outputs[i].sha256.as_str())
-    })
-    .map_err(|(i, source)| GenerateError::Io {
-        path: project.output_path().join(&paths[i]),
-        source,
-    })
+    let cache = stat_cache.map(|dir| StatCache::load(dir, &project.root));
+    let known = |i: usize, stat: &FileStat| {
+        let entry = &lock.outputs[i];
+        cache
+            .as_ref()
+            .is_some_and(|c| c.vouches(&entry.path, &entry.sha256, stat))
+    };
+    // Each file's stat, and whether any was read (and the cache is stale).
+    let stats = std::sync::Mutex::new(Vec::with_capacity(paths.len()));
+    let read_any = std::sync::atomic::AtomicBool::new(false);
+    let all = out
+        .hash_each(&paths, known, |i, found| {
+            let stat = match found {
+                Some(Found::Known(stat)) => stat,
+                Some(Found::Hashed { sha256, stat }) if sha256 == lock.outputs[i].sha256 => {
+                    read_any.store(true, std::sync::atomic::Ordering::Relaxed);
+                    stat
+                }
+                _ => return false,
+            };
+            stats
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((i, stat));
+            true
+        })
+        .map_err(|(i, source)| GenerateError::Io {
+            path: project.output_path().join(&paths[i]),
+            source,
+        })?;
+    if let Some(cache) = cache
+        && all
+        && read_any.into_inner()
+    {
+        let stats = stats
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.record(stats.into_iter().map(|(i, stat)| {
+            let entry = &lock.outputs[i];
+            (entry.path.as_str(), entry.sha256.as_str(), stat)
+        }));
+    }
+    Ok(all)
 }
 
 #[cfg(test)]

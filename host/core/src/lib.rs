@@ -42,6 +42,7 @@ mod plan;
 mod progress;
 mod project;
 mod project_lock;
+mod stat_cache;
 mod trace_view;
 mod write_back;
 

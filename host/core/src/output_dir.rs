@@ -17,6 +17,8 @@ use cap_std::fs::{Dir, OpenOptions};
 
 use seams_runtime::TEMP_PREFIX;
 
+use crate::stat_cache::FileStat;
+
 /// How much of a file is read at a time to be hashed: large enough that
 /// system calls cost little, small enough to stay in the CPU's cache
 /// while it is hashed.
@@ -24,6 +26,15 @@ const HASH_BUFFER: usize = 256 << 10;
 
 /// Numbers the temporary files of this process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A file [`OutputDir::hash_each`] found.
+#[derive(Debug)]
+pub(crate) enum Found {
+    /// Vouched for by its stat: not read.
+    Known(FileStat),
+    /// Read and hashed, with the stat it had when opened.
+    Hashed { sha256: String, stat: FileStat },
+}
 
 /// An open output directory.
 #[derive(Debug)]
@@ -89,15 +100,19 @@ impl OutputDir {
             .into_iter()
             .collect();
         let found = std::sync::Mutex::new(std::collections::BTreeMap::new());
-        self.hash_each(&paths, |i, sha256| {
-            if let Some(sha256) = sha256 {
-                let mut found = found
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                found.insert(paths[i].clone(), sha256);
-            }
-            true
-        })
+        self.hash_each(
+            &paths,
+            |_, _| false,
+            |i, file| {
+                if let Some(Found::Hashed { sha256, .. }) = file {
+                    let mut found = found
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    found.insert(paths[i].clone(), sha256);
+                }
+                true
+            },
+        )
         .map_err(|(i, e)| (paths[i].clone(), e))?;
         Ok(found
             .into_inner()
@@ -105,9 +120,10 @@ impl OutputDir {
     }
 
     /// Hashes each of `paths` on every core, showing `seen` its index and
-    /// its sha256 (`None` when it is not here) as each is done, in no
+    /// what was found (`None` when it is not here) as each is done, in no
     /// particular order; stops once `seen` returns false. Whether none
-    /// did. Files are taken one at a time, not in fixed shares (their
+    /// did. A file for which `known` vouches by its index and stat is not
+    /// read. Files are taken one at a time, not in fixed shares (their
     /// sizes differ a thousandfold), and read a piece at a time into a
     /// buffer each worker reuses: hashing what a large project locked is
     /// most of a no-op.
@@ -118,7 +134,8 @@ impl OutputDir {
     pub(crate) fn hash_each<P: AsRef<str> + Sync>(
         &self,
         paths: &[P],
-        seen: impl Fn(usize, Option<String>) -> bool + Sync,
+        known: impl Fn(usize, &FileStat) -> bool + Sync,
+        seen: impl Fn(usize, Option<Found>) -> bool + Sync,
     ) -> Result<bool, (usize, std::io::Error)> {
         use std::sync::atomic::{AtomicBool, AtomicUsize};
         let next = AtomicUsize::new(0);
@@ -130,9 +147,11 @@ impl OutputDir {
                 let Some(path) = paths.get(i) else {
                     return Ok(true);
                 };
-                let sha256 = self.sha256(path.as_ref(), &mut buffer).map_err(|e| (i, e));
-                let carry_on = match sha256 {
-                    Ok(sha256) => seen(i, sha256),
+                let found = self
+                    .find(path.as_ref(), &mut buffer, |stat| known(i, stat))
+                    .map_err(|e| (i, e));
+                let carry_on = match found {
+                    Ok(found) => seen(i, found),
                     Err(e) => {
                         stop.store(true, Ordering::Relaxed);
                         return Err(e);
@@ -165,14 +184,25 @@ impl OutputDir {
         })
     }
 
-    /// The sha256 of `rel`, read a piece at a time into `buffer`; `None`
-    /// when there is no such file.
-    fn sha256(&self, rel: &str, buffer: &mut [u8]) -> std::io::Result<Option<String>> {
-        match self.dir.open(rel) {
-            Ok(file) => seams_model::sha256_hex_of(file, buffer).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+    /// The file `rel`: known by its stat, or read a piece at a time into
+    /// `buffer` and hashed; `None` when there is no such file.
+    fn find(
+        &self,
+        rel: &str,
+        buffer: &mut [u8],
+        known: impl Fn(&FileStat) -> bool,
+    ) -> std::io::Result<Option<Found>> {
+        let file = match self.dir.open(rel) {
+            Ok(file) => file.into_std(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let stat = FileStat::of(&file.metadata()?);
+        if known(&stat) {
+            return Ok(Some(Found::Known(stat)));
         }
+        let sha256 = seams_model::sha256_hex_of(file, buffer)?;
+        Ok(Some(Found::Hashed { sha256, stat }))
     }
 
     /// Deletes the file `rel`; a file already gone is not an error.
@@ -437,16 +467,26 @@ mod tests {
         }
         assert_eq!(hashes[&paths[7]], seams_model::sha256_hex(&large));
 
-        assert!(!out.hash_each(&paths, |_, sha256| sha256.is_some()).unwrap());
-        assert!(out.hash_each(&paths[..40], |_, sha| sha.is_some()).unwrap());
+        assert!(
+            !out.hash_each(&paths, |_, _| false, |_, found| found.is_some())
+                .unwrap()
+        );
+        assert!(
+            out.hash_each(&paths[..40], |_, _| false, |_, found| found.is_some())
+                .unwrap()
+        );
         // A worker stops at its first mismatch and the others at their
         // next file: far fewer than all are hashed.
         let seen = std::sync::atomic::AtomicUsize::new(0);
         let all = out
-            .hash_each(&paths[..40], |_, _| {
-                seen.fetch_add(1, Ordering::Relaxed);
-                false
-            })
+            .hash_each(
+                &paths[..40],
+                |_, _| false,
+                |_, _| {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                    false
+                },
+            )
             .unwrap();
         assert!(!all);
         assert!(seen.into_inner() <= seams_model::cores());
@@ -459,7 +499,9 @@ mod tests {
         out.write("a.txt", b"a").unwrap();
         std::fs::create_dir(root.path().join("dir.txt")).unwrap();
         let paths = ["a.txt", "dir.txt"];
-        let (index, error) = out.hash_each(&paths, |_, _| true).unwrap_err();
+        let (index, error) = out
+            .hash_each(&paths, |_, _| false, |_, _| true)
+            .unwrap_err();
         assert_eq!(index, 1, "{error}");
         let (path, _) = out
             .hashes(&["a.txt".to_owned(), "dir.txt".to_owned()])
@@ -477,7 +519,12 @@ mod tests {
             }
         }
         for _ in 0..20 {
-            assert_eq!(out.hash_each(&paths, |_, _| true).unwrap_err().0, 7);
+            assert_eq!(
+                out.hash_each(&paths, |_, _| false, |_, _| true)
+                    .unwrap_err()
+                    .0,
+                7
+            );
         }
     }
 

@@ -37,8 +37,22 @@ pub(crate) struct ComponentCache {
 }
 
 /// Whether `meta` belongs to this user and nobody else may write it.
-fn private(meta: &std::fs::Metadata) -> bool {
+pub fn private(meta: &std::fs::Metadata) -> bool {
     meta.uid() == rustix::process::getuid().as_raw() && meta.mode() & 0o022 == 0
+}
+
+/// `dir`, created private (mode 0700) when missing, if it is a directory
+/// that is private (see [`private`]): what seams keeps in its caches is
+/// trusted only there.
+pub fn private_dir(dir: &Path) -> Option<&Path> {
+    if !dir.exists() {
+        let _ = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir);
+    }
+    let meta = std::fs::symlink_metadata(dir).ok()?;
+    (meta.is_dir() && private(&meta)).then_some(dir)
 }
 
 impl ComponentCache {
@@ -54,14 +68,7 @@ impl ComponentCache {
     /// The cache directory, created private when missing; `None` when it
     /// exists but is not private (or cannot be made).
     fn private_dir(&self) -> Option<&Path> {
-        if !self.dir.exists() {
-            let _ = std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&self.dir);
-        }
-        let meta = std::fs::symlink_metadata(&self.dir).ok()?;
-        (meta.is_dir() && private(&meta)).then_some(self.dir.as_path())
+        private_dir(&self.dir)
     }
 
     pub(crate) fn get_or_compile(
@@ -85,7 +92,7 @@ impl ComponentCache {
         // A cache that cannot be written only costs time on the next run.
         if let (Some(dir), Ok(serialized)) = (dir, component.serialize()) {
             let _ = write_entry(dir, &name, &serialized);
-            let _ = evict(dir, MAX_ENTRIES);
+            let _ = evict(dir, "cwasm", MAX_ENTRIES);
         }
         Ok(component)
     }
@@ -116,11 +123,16 @@ fn write_entry(dir: &Path, name: &str, serialized: &[u8]) -> std::io::Result<()>
     Ok(())
 }
 
-/// Removes the oldest entries beyond `keep`.
-fn evict(dir: &Path, keep: usize) -> std::io::Result<()> {
+/// Removes the oldest (by modification time) of the files in `dir` named
+/// `*.extension` beyond `keep`.
+///
+/// # Errors
+///
+/// `dir` cannot be listed.
+pub fn evict(dir: &Path, extension: &str, keep: usize) -> std::io::Result<()> {
     let mut entries: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .filter(|e| e.path().extension().is_some_and(|x| x == extension))
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     if entries.len() <= keep {

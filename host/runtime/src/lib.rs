@@ -59,6 +59,7 @@ mod terms;
 static ALLOCATOR: budget::Accounting = budget::Accounting;
 
 pub use budget::{Exceeded, capped};
+pub use cache::{evict, private, private_dir};
 pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
 pub use limits::Limits;
 pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};

@@ -3,7 +3,9 @@
 use seams_core::{GenerateError, GenerateOptions, GenerateReport, Wait, generate};
 
 use crate::console::{Console, GOOD, LOG_LINE_LIMIT, MESSAGE_LIMIT, WARN, safe_line};
-use crate::io::{EXIT_FAILURE, EXIT_OK, Format, FormatArg, Io, ProjectArg, WAITING, in_project};
+use crate::io::{
+    EXIT_FAILURE, EXIT_OK, Format, FormatArg, Io, ProjectArg, WAITING, in_project, stat_cache_dir,
+};
 
 /// Run every generator of the project and write its outputs and seams.lock.
 #[derive(Debug, clap::Args)]
@@ -32,6 +34,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         update: flags.update,
         progress: progress.as_ref(),
         wait: Wait::NoWait,
+        stat_cache: stat_cache_dir(),
         ..GenerateOptions::default()
     };
     let mut project_fuel = 0;
