@@ -509,8 +509,9 @@ pub(crate) fn up_to_date(
             .as_ref()
             .is_some_and(|c| c.vouches(&entry.path, &entry.sha256, stat))
     };
-    // Each file's stat, and whether any was read (and the cache is stale).
-    let stats = std::sync::Mutex::new(Vec::with_capacity(paths.len()));
+    // With a cache, each file's stat, and whether any was read (and the
+    // cache is stale).
+    let stats = std::sync::Mutex::new(Vec::new());
     let read_any = std::sync::atomic::AtomicBool::new(false);
     let all = out
         .hash_each(&paths, known, |i, found| {
@@ -522,10 +523,12 @@ pub(crate) fn up_to_date(
                 }
                 _ => return false,
             };
-            stats
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push((i, stat));
+            if cache.is_some() {
+                stats
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((i, stat));
+            }
             true
         })
         .map_err(|(i, source)| GenerateError::Io {
