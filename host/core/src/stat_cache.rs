@@ -295,6 +295,35 @@ mod tests {
     }
 
     #[test]
+    fn records_past_the_limit_go_the_least_recently_refreshed_first() {
+        let cache_dir = tempfile::tempdir().unwrap();
+        let dir = cache_dir.path().join("stat");
+        let projects: Vec<_> = (0..MAX_PROJECTS + 2)
+            .map(|_| tempfile::tempdir().unwrap())
+            .collect();
+        let long_ago = stat(1, (1_000, 0));
+        // Each record refreshed a second after the one before, all in the
+        // past: the two first go.
+        let start = std::time::SystemTime::now() - std::time::Duration::from_secs(1000);
+        for (i, project) in projects.iter().enumerate() {
+            let cache = StatCache::load(&dir, project.path());
+            cache.record([("a.txt", SHA, long_ago)]);
+            let refreshed = start + std::time::Duration::from_secs(i as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(cache.file.unwrap())
+                .unwrap()
+                .set_modified(refreshed)
+                .unwrap();
+        }
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), MAX_PROJECTS);
+        for (i, project) in projects.iter().enumerate() {
+            let kept = StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago);
+            assert_eq!(kept, i >= 2, "project {i}");
+        }
+    }
+
+    #[test]
     fn a_cache_others_may_write_is_not_used() {
         use std::os::unix::fs::PermissionsExt;
         let cache_dir = tempfile::tempdir().unwrap();
@@ -312,6 +341,14 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert!(!StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago));
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // A link to a private record elsewhere is not a record.
+        let elsewhere = cache_dir.path().join("elsewhere.stat");
+        std::fs::rename(&file, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+        assert!(!StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago));
+        std::fs::remove_file(&file).unwrap();
+        std::fs::rename(&elsewhere, &file).unwrap();
+        assert!(StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago));
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
         assert!(!StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago));
     }
