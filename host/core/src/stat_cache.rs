@@ -341,6 +341,17 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
         assert!(!StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago));
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        // Nor one larger than any lock's could need (sparse here).
+        let record = std::fs::read(&file).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_len(MAX_BYTES + 1)
+            .unwrap();
+        assert!(!StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago));
+        std::fs::write(&file, &record).unwrap();
+        assert!(StatCache::load(&dir, project.path()).vouches("a.txt", SHA, &long_ago));
         // A link to a private record elsewhere is not a record.
         let elsewhere = cache_dir.path().join("elsewhere.stat");
         std::fs::rename(&file, &elsewhere).unwrap();

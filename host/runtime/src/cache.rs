@@ -65,19 +65,13 @@ impl ComponentCache {
         }
     }
 
-    /// The cache directory, created private when missing; `None` when it
-    /// exists but is not private (or cannot be made).
-    fn private_dir(&self) -> Option<&Path> {
-        private_dir(&self.dir)
-    }
-
     pub(crate) fn get_or_compile(
         &self,
         engine: &Engine,
         sha256: &str,
         bytes: &[u8],
     ) -> Result<Component, String> {
-        let dir = self.private_dir();
+        let dir = private_dir(&self.dir);
         let name = format!("{sha256}-{}.cwasm", self.engine_key);
         if let Some(entry) = dir.and_then(|dir| read_entry(&dir.join(&name))) {
             // SAFETY: the bytes are those seams serialized for this
