@@ -10,6 +10,61 @@ use std::process::Command;
 
 use seams_tests::{HOSTILE_WASM, TempProject, seams};
 
+/// Library generates of a project that keep their record of the locked
+/// files' stats in a directory of their own.
+struct Recording {
+    _cache: tempfile::TempDir,
+    stat_dir: std::path::PathBuf,
+    runtime: seams_runtime::Runtime,
+    project: seams_core::Project,
+}
+
+impl Recording {
+    fn of(p: &TempProject) -> Recording {
+        let cache = tempfile::tempdir().unwrap();
+        Recording {
+            stat_dir: cache.path().join("stat"),
+            _cache: cache,
+            runtime: seams_runtime::Runtime::new(seams::cli::cache_dir()).unwrap(),
+            project: seams_core::Project::load(p.path()).unwrap(),
+        }
+    }
+
+    fn generate(&self) -> Result<seams_core::GenerateReport, seams_core::GenerateError> {
+        let options = seams_core::GenerateOptions {
+            stat_cache: Some(self.stat_dir.clone()),
+            ..seams_core::GenerateOptions::default()
+        };
+        seams_core::generate(&self.project, &self.runtime, &options)
+    }
+
+    /// The record's file, the only one, and its text.
+    fn record(&self) -> (std::path::PathBuf, String) {
+        let files: Vec<_> = std::fs::read_dir(&self.stat_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let text = std::fs::read_to_string(&files[0]).unwrap();
+        (files[0].clone(), text)
+    }
+}
+
+/// The record's line for the file at `path` holding the bytes of hash `sha`
+/// with metadata `stat`.
+fn record_line(sha: &str, path: &str, stat: &std::fs::Metadata) -> String {
+    format!(
+        "{sha} {} {} {} {}.{} {}.{} {path}",
+        stat.dev(),
+        stat.ino(),
+        stat.size(),
+        stat.mtime(),
+        stat.mtime_nsec(),
+        stat.ctime(),
+        stat.ctime_nsec()
+    )
+}
+
 /// A generated copy of the chat example.
 fn chat() -> TempProject {
     let p = seams_tests::chat_project();
@@ -244,26 +299,9 @@ fn a_no_op_is_decided_from_the_model_files_bytes() {
 #[test]
 fn a_no_op_reads_again_only_the_files_whose_stat_changed() {
     let p = chat();
-    let cache = tempfile::tempdir().unwrap();
-    let stat_dir = cache.path().join("stat");
-    let runtime = seams_runtime::Runtime::new(seams::cli::cache_dir()).unwrap();
-    let project = seams_core::Project::load(p.path()).unwrap();
-    let options = seams_core::GenerateOptions {
-        stat_cache: Some(stat_dir.clone()),
-        ..seams_core::GenerateOptions::default()
-    };
-    let generate = || seams_core::generate(&project, &runtime, &options);
-    let recorded = || {
-        let files: Vec<_> = std::fs::read_dir(&stat_dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        assert_eq!(files.len(), 1, "{files:?}");
-        (
-            files[0].clone(),
-            std::fs::read_to_string(&files[0]).unwrap(),
-        )
-    };
+    let recording = Recording::of(&p);
+    let generate = || recording.generate();
+    let recorded = || recording.record();
     // Out of the clock tick the files were written in, so that they are
     // recorded.
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -303,16 +341,7 @@ fn a_no_op_reads_again_only_the_files_whose_stat_changed() {
         .lines()
         .find(|l| l.ends_with(" out/thread.html"))
         .unwrap();
-    let forged = format!(
-        "{sha} {} {} {} {}.{} {}.{} out/thread.html",
-        stat.dev(),
-        stat.ino(),
-        stat.size(),
-        stat.mtime(),
-        stat.mtime_nsec(),
-        stat.ctime(),
-        stat.ctime_nsec()
-    );
+    let forged = record_line(&sha, "out/thread.html", &stat);
     std::fs::write(&cache_file, text.replace(line, &forged)).unwrap();
     assert!(generate().unwrap().up_to_date);
     let check = run(&p, &["check"]);
@@ -327,6 +356,41 @@ fn a_no_op_reads_again_only_the_files_whose_stat_changed() {
     let (_, again) = recorded();
     assert!(!again.contains(&forged), "{again}");
     assert_eq!(again.lines().count(), text.lines().count());
+}
+
+#[test]
+fn a_generate_records_the_stat_of_every_file_it_wrote_for_the_next_no_op() {
+    let p = seams_tests::chat_project();
+    let recording = Recording::of(&p);
+    let report = recording.generate().unwrap();
+    assert!(!report.written.is_empty());
+    let lock: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("seams.lock")).unwrap())
+            .unwrap();
+    let outputs = lock["outputs"].as_array().unwrap();
+    // Each recorded line is the stat the locked file has, with the lock's
+    // hash.
+    let true_of_the_files = |text: &str| {
+        for line in text.lines().skip(1) {
+            let path = line.rsplit(' ').next().unwrap();
+            let output = outputs.iter().find(|o| o["path"] == path).unwrap();
+            let stat = std::fs::metadata(p.path().join(path)).unwrap();
+            let sha = output["sha256"].as_str().unwrap();
+            assert_eq!(line, record_line(sha, path, &stat));
+        }
+        text.lines().count() - 1
+    };
+    // What it records is the stat each locked file has, with the lock's
+    // hash. (Those changed in the record's own clock tick are left out, for
+    // a write in that tick would not change their stat: at this size, most
+    // or all of them; see the unit test for files written earlier.)
+    true_of_the_files(&recording.record().1);
+    // Out of that tick, a no-op reads those left out and records them with
+    // the others.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(recording.generate().unwrap().up_to_date);
+    let (_, text) = recording.record();
+    assert_eq!(true_of_the_files(&text), outputs.len(), "{text}");
 }
 
 #[test]

@@ -15,8 +15,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use seams_runtime::Blob;
-
 use crate::audit::Contents;
 use crate::error::GenerateError;
 use crate::journal::JOURNAL_FILE;
@@ -24,6 +22,7 @@ use crate::lock::LOCK_FILE;
 use crate::output_dir::{OutputDir, Staged};
 use crate::plan::Plan;
 use crate::project::{Project, posix};
+use crate::stat_cache::FileStat;
 
 /// The file operations applying a plan needs: records (the journal, the
 /// lock) in the project directory, outputs in the output directory.
@@ -104,10 +103,11 @@ impl ProjectFs for Dirs {
     }
 
     fn stage(&mut self, path: &str, contents: &Contents) -> io::Result<Staged> {
-        if let Some((dir, name)) = contents.blob().and_then(Blob::file)
+        if let Some(blob) = contents.blob()
+            && let Some((dir, name)) = blob.file()
             && dir == self.out_path
         {
-            return self.out.adopt(name, path);
+            return self.out.adopt(name, path, blob.written().map(FileStat::of));
         }
         self.out.stage(path, &contents.read()?)
     }
@@ -125,6 +125,9 @@ impl ProjectFs for Dirs {
 #[derive(Debug, Default)]
 pub(crate) struct Applied {
     pub(crate) written: Vec<String>,
+    /// Of the outputs written, those whose stat right after seams's last
+    /// write to them is known: path and stat.
+    pub(crate) fresh: Vec<(String, FileStat)>,
     pub(crate) deleted: Vec<String>,
     pub(crate) leftovers: Vec<String>,
     pub(crate) lock_written: bool,
@@ -226,7 +229,11 @@ pub(crate) fn apply(
         }
     }
     for (path, file) in staged {
+        let written = file.written();
         file.rename().map_err(output_io(path))?;
+        if let Some(stat) = written {
+            applied.fresh.push((shown(path), stat));
+        }
         applied.written.push(shown(path));
         touched.insert(parent_dir(path));
     }

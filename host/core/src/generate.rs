@@ -10,7 +10,8 @@ use crate::audit::audit;
 use crate::error::GenerateError;
 use crate::generation::{Keep, SourcedRun, load_for_run, run_reporting_progress};
 use crate::inputs::{
-    beside_model_stamp, changed_components, read_journal, read_lock_and_text, up_to_date,
+    beside_model_stamp, changed_components, read_journal, read_lock_and_text, record_written,
+    up_to_date,
 };
 use crate::journal::recover;
 use crate::leftovers::Leftovers;
@@ -65,10 +66,10 @@ pub struct GenerateOptions<'a> {
     /// memory; the files beyond go to temporary files in the output
     /// directory as soon as each is final, to be renamed into place.
     pub hold_bytes: usize,
-    /// Where a no-op keeps the stat of the locked files it read, so that
-    /// the next no-op reads only those whose stat changed (a private
-    /// directory, see `stat_cache.rs`); `None` reads every locked file on
-    /// every no-op.
+    /// Where the stat of the locked files is kept, as a generate wrote
+    /// them or a no-op read them, so that the next no-op reads only those
+    /// whose stat changed (a private directory, see `stat_cache.rs`);
+    /// `None` reads every locked file on every no-op.
     pub stat_cache: Option<PathBuf>,
 }
 
@@ -268,6 +269,9 @@ pub(crate) fn generate_on(
     // to write.
     let mut fs = open_fs(project)?;
     let applied = apply(project, &plan, fs.as_mut())?;
+    if let Some(dir) = &options.stat_cache {
+        record_written(project, dir, &lock, &applied.fresh);
+    }
     report.written = applied.written;
     report.deleted = applied.deleted;
     report.leftovers = applied.leftovers;

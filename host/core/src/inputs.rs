@@ -5,6 +5,7 @@
 //! only when there is work to do.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -509,45 +510,128 @@ pub(crate) fn up_to_date(
             .as_ref()
             .is_some_and(|c| c.vouches(&entry.path, &entry.sha256, stat))
     };
-    // With a cache, each file's stat, and whether any was read (and the
-    // cache is stale).
-    let stats = std::sync::Mutex::new(Vec::new());
-    let read_any = std::sync::atomic::AtomicBool::new(false);
-    let all = out
-        .hash_each(&paths, known, |i, found| {
-            let stat = match found {
-                Some(Found::Known(stat)) => stat,
-                Some(Found::Hashed { sha256, stat }) if sha256 == lock.outputs[i].sha256 => {
-                    read_any.store(true, std::sync::atomic::Ordering::Relaxed);
-                    stat
-                }
-                _ => return false,
-            };
-            if cache.is_some() {
-                stats
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push((i, stat));
-            }
-            true
-        })
-        .map_err(|(i, source)| GenerateError::Io {
-            path: project.output_path().join(&paths[i]),
-            source,
-        })?;
+    let matched = holding(
+        out,
+        &paths,
+        |i| &lock.outputs[i].sha256,
+        known,
+        cache.is_some(),
+    )
+    .map_err(|(i, source)| GenerateError::Io {
+        path: project.output_path().join(&paths[i]),
+        source,
+    })?;
     if let Some(cache) = cache
-        && all
-        && read_any.into_inner()
+        && matched.all
+        && matched.read_any
     {
-        let stats = stats
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        cache.record(stats.into_iter().map(|(i, stat)| {
+        cache.record(matched.stats.into_iter().map(|(i, stat)| {
             let entry = &lock.outputs[i];
             (entry.path.as_str(), entry.sha256.as_str(), stat)
         }));
     }
-    Ok(all)
+    Ok(matched.all)
+}
+
+/// What [`holding`] found.
+struct Holding {
+    /// Whether every file holds its bytes.
+    all: bool,
+    /// Whether any file was read.
+    read_any: bool,
+    /// Each file's index and stat, when asked for.
+    stats: Vec<(usize, FileStat)>,
+}
+
+/// Whether each of `paths` (in `out`) holds the bytes whose sha256 is
+/// `sha256(i)`: vouched for by `known`, else read and hashed; stops at the
+/// first that does not. With `collect`, the stat of each.
+fn holding<'a, P: AsRef<str> + Sync>(
+    out: &OutputDir,
+    paths: &[P],
+    sha256: impl Fn(usize) -> &'a str + Sync,
+    known: impl Fn(usize, &FileStat) -> bool + Sync,
+    collect: bool,
+) -> Result<Holding, (usize, std::io::Error)> {
+    let stats = std::sync::Mutex::new(Vec::new());
+    let read_any = std::sync::atomic::AtomicBool::new(false);
+    let all = out.hash_each(paths, known, |i, found| {
+        let stat = match found {
+            Some(Found::Known(stat)) => stat,
+            Some(Found::Hashed { sha256: read, stat }) if read == sha256(i) => {
+                read_any.store(true, std::sync::atomic::Ordering::Relaxed);
+                stat
+            }
+            _ => return false,
+        };
+        if collect {
+            stats
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((i, stat));
+        }
+        true
+    })?;
+    Ok(Holding {
+        all,
+        read_any: read_any.into_inner(),
+        stats: stats
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    })
+}
+
+/// After a generate, records in `stat_cache` (a directory) the stat of the
+/// files it wrote (`fresh`: lock path and stat right after seams's last
+/// write), so that the next no-op reads none of them, with the entries
+/// the record held for the other locked files. A file whose stat says it
+/// was written since is read instead; when one no longer holds the lock's
+/// bytes, the record is left as it was. Best effort, as recording is.
+pub(crate) fn record_written(
+    project: &Project,
+    stat_cache: &Path,
+    lock: &Lock,
+    fresh: &[(String, FileStat)],
+) {
+    let Ok(Some(out)) = OutputDir::open_existing(&project.output_path()) else {
+        return;
+    };
+    let locked: HashMap<&str, &str> = lock
+        .outputs
+        .iter()
+        .map(|e| (e.path.as_str(), e.sha256.as_str()))
+        .collect();
+    // Only files the lock records, at paths it may name.
+    let Ok(fresh) = fresh
+        .iter()
+        .filter_map(|(path, stat)| Some((path.as_str(), *locked.get(path.as_str())?, stat)))
+        .map(|(path, sha256, stat)| Ok((path, sha256, stat, locked_path(project, path)?)))
+        .collect::<Result<Vec<_>, LockError>>()
+    else {
+        return;
+    };
+    let paths: Vec<&str> = fresh.iter().map(|f| f.3.as_str()).collect();
+    let Ok(matched) = holding(
+        &out,
+        &paths,
+        |i| fresh[i].1,
+        |i, stat| stat.same_write(fresh[i].2),
+        true,
+    ) else {
+        return;
+    };
+    if !matched.all {
+        return;
+    }
+    let cache = StatCache::load(stat_cache, &project.root);
+    let written: HashSet<&str> = fresh.iter().map(|f| f.0).collect();
+    let entries: Vec<_> = matched
+        .stats
+        .into_iter()
+        .map(|(i, stat)| (fresh[i].0, fresh[i].1, stat))
+        .collect();
+    let carried: Vec<_> = cache.carried(&locked, &written).collect();
+    cache.record(carried.into_iter().chain(entries));
 }
 
 #[cfg(test)]
@@ -573,6 +657,97 @@ mod tests {
             .collect();
         std::fs::write(dir.join("model.ttl"), model).unwrap();
         Project::load(dir).unwrap()
+    }
+
+    #[test]
+    fn a_generate_records_the_files_it_wrote_unless_they_were_written_since() {
+        #[derive(Debug, Clone, Copy)]
+        enum Since {
+            Untouched,
+            SameBytes,
+            OtherBytes,
+            Replaced,
+        }
+        let page = b"<p>page</p>\n";
+        let sha = |bytes: &[u8]| sha256_hex(bytes);
+        let entry = |path: &str, bytes: &[u8]| crate::lock::LockedOutput {
+            path: path.to_owned(),
+            sha256: sha(bytes),
+            generator: "htmx".to_owned(),
+            generator_version: "0.1.0".to_owned(),
+            component_sha256: String::new(),
+            sources: Vec::new(),
+        };
+        // (what happened to the page after seams wrote it, whether the
+        // record then vouches for the page as it is, whether the record
+        // was rewritten: the orphan's entry dropped)
+        for (since, page_vouched, rewritten) in [
+            (Since::Untouched, true, true),
+            (Since::SameBytes, true, true),
+            (Since::Replaced, true, true),
+            (Since::OtherBytes, false, false),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let project = project(dir.path(), 1, false);
+            let stat_dir = dir.path().join("stat");
+            let out = OutputDir::open(&project.output_path()).unwrap();
+            let stat_of = |rel: &str| {
+                FileStat::of(&std::fs::metadata(project.output_path().join(rel)).unwrap())
+            };
+            // A file a no-op recorded before, and an orphan's entry.
+            out.write("kept.html", b"kept").unwrap();
+            out.write("gone.html", b"gone").unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let cache = StatCache::load(&stat_dir, &project.root);
+            cache.record([
+                ("out/kept.html", sha(b"kept").as_str(), stat_of("kept.html")),
+                ("out/gone.html", sha(b"gone").as_str(), stat_of("gone.html")),
+            ]);
+            // The generate writes the page.
+            let staged = out.stage("page.html", page).unwrap();
+            let fresh = vec![("out/page.html".to_owned(), staged.written().unwrap())];
+            staged.rename().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let path = project.output_path().join("page.html");
+            match since {
+                Since::Untouched => {}
+                Since::SameBytes => std::fs::write(&path, page).unwrap(),
+                Since::OtherBytes => std::fs::write(&path, b"<p>PAGE</p>\n").unwrap(),
+                Since::Replaced => out.write("page.html", page).unwrap(),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let lock = Lock {
+                lock_version: LOCK_VERSION,
+                seams_version: String::new(),
+                model_hash: String::new(),
+                manifest_sha256: String::new(),
+                model_files: Vec::new(),
+                incomplete: false,
+                generators: Vec::new(),
+                outputs: vec![
+                    entry("out/kept.html", b"kept"),
+                    entry("out/page.html", page),
+                ],
+                sources: Vec::new(),
+            };
+            record_written(&project, &stat_dir, &lock, &fresh);
+
+            let cache = StatCache::load(&stat_dir, &project.root);
+            assert_eq!(
+                cache.vouches("out/page.html", &sha(page), &stat_of("page.html")),
+                page_vouched,
+                "{since:?}"
+            );
+            assert!(
+                cache.vouches("out/kept.html", &sha(b"kept"), &stat_of("kept.html")),
+                "{since:?}: carried over"
+            );
+            assert_eq!(
+                cache.vouches("out/gone.html", &sha(b"gone"), &stat_of("gone.html")),
+                !rewritten,
+                "{since:?}"
+            );
+        }
     }
 
     #[test]

@@ -255,27 +255,35 @@ impl OutputDir {
         );
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
-        let mut file = parent.open_with(&temp, &options)?;
+        let mut file = parent.open_with(&temp, &options)?.into_std();
         // Dropped on an error below, it removes the temporary file.
-        let staged = Staged {
+        let mut staged = Staged {
             dir: parent,
             temp,
             name: name.to_owned(),
+            written: None,
         };
         // Closed once written: a batch of thousands of files holds no
         // descriptors.
         file.write_all(bytes)?;
+        staged.written = Some(FileStat::of(&file.metadata()?));
         Ok(staged)
     }
 
     /// Stages the file `temp`, a temporary file of this directory (as a
     /// run's [`seams_runtime::Sink::Files`] writes them), to become `rel`:
-    /// no bytes are copied.
+    /// no bytes are copied. `written` is its stat right after the run's
+    /// last write to it ([`seams_runtime::Blob::written`]).
     ///
     /// # Errors
     ///
     /// An I/O error, or a path (or symlink) that leads outside.
-    pub(crate) fn adopt(&self, temp: &str, rel: &str) -> std::io::Result<Staged> {
+    pub(crate) fn adopt(
+        &self,
+        temp: &str,
+        rel: &str,
+        written: Option<FileStat>,
+    ) -> std::io::Result<Staged> {
         if let Some((parent, _)) = rel.rsplit_once('/') {
             self.dir.create_dir_all(parent)?;
         }
@@ -290,6 +298,7 @@ impl OutputDir {
             dir: self.dir.try_clone()?,
             temp: temp.to_owned(),
             name: rel.to_owned(),
+            written,
         })
     }
 
@@ -390,9 +399,16 @@ pub struct Staged {
     dir: Dir,
     temp: String,
     name: String,
+    /// The file's stat right after seams's last write to it.
+    written: Option<FileStat>,
 }
 
 impl Staged {
+    /// The file's stat right after seams's last write to it, when known.
+    pub(crate) fn written(&self) -> Option<FileStat> {
+        self.written
+    }
+
     /// Waits until the bytes are on disk.
     ///
     /// # Errors
@@ -534,7 +550,9 @@ mod tests {
         let out = OutputDir::open(root.path()).unwrap();
         let blob = seams_runtime::Blob::write(root.path(), b"page\n").unwrap();
         let (_, name) = blob.file().unwrap();
-        let staged = out.adopt(name, "deep/er/page.html").unwrap();
+        let written = blob.written().map(FileStat::of);
+        let staged = out.adopt(name, "deep/er/page.html", written).unwrap();
+        assert_eq!(staged.written(), written);
         staged.sync_file_system().unwrap();
         staged.rename().unwrap();
         assert_eq!(
@@ -546,8 +564,8 @@ mod tests {
         assert!(root.path().join("deep/er/page.html").exists(), "kept");
         // Only a regular file of the directory is adopted.
         std::os::unix::fs::symlink("/etc/passwd", root.path().join(".seams-tmp-link")).unwrap();
-        assert!(out.adopt(".seams-tmp-link", "stolen.txt").is_err());
-        assert!(out.adopt("missing", "x.txt").is_err());
+        assert!(out.adopt(".seams-tmp-link", "stolen.txt", None).is_err());
+        assert!(out.adopt("missing", "x.txt", None).is_err());
     }
 
     #[test]

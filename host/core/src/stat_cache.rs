@@ -1,7 +1,8 @@
 //! The no-op's shortcut: each locked file's metadata as it was when a
-//! no-op last read the file and found the lock's bytes, so that the next
-//! no-op reads only the files whose metadata changed (at expense x1000 a
-//! no-op otherwise reads and hashes 1.7 GB).
+//! no-op last read the file and found the lock's bytes, or when the
+//! generate that wrote it had written it, so that the next no-op reads
+//! only the files whose metadata changed (at expense x1000 a no-op
+//! otherwise reads and hashes 1.7 GB).
 //!
 //! Why that is sound: every write to a file sets its change time (ctime),
 //! which no one can set back short of changing the system clock, and a
@@ -14,6 +15,13 @@
 //! are read again next time. Network file systems whose server clock lags
 //! this machine's weaken that rule, as they do for git.
 //!
+//! A generate knows the bytes it wrote (it hashed them as it wrote them)
+//! and the metadata each file had right after its last write: a file
+//! that still has that inode, size and modification time was written by
+//! no one since (a write sets the modification time, and only the file's
+//! owner may set it back, who may as well edit this cache), so its
+//! metadata now is recorded with the hash, under the same rule.
+//!
 //! The cache lives in seams's private cache directory (as compiled
 //! components do, and trusted the same way), one file per project, named
 //! by the hash of the project's path, the least recently refreshed of
@@ -21,7 +29,7 @@
 //! private, unreadable or garbled only costs the hashing. `seams check`
 //! never uses it: it reads every byte.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -57,6 +65,15 @@ impl FileStat {
             mtime: (meta.mtime(), meta.mtime_nsec()),
             ctime: (meta.ctime(), meta.ctime_nsec()),
         }
+    }
+
+    /// Whether a file with this stat was last written when it had
+    /// `written`: the same inode, size and modification time. The change
+    /// time is left out, for a rename sets it; a write sets the
+    /// modification time, which only the file's owner may set back.
+    pub(crate) fn same_write(&self, written: &FileStat) -> bool {
+        (self.dev, self.ino, self.size, self.mtime)
+            == (written.dev, written.ino, written.size, written.mtime)
     }
 }
 
@@ -98,10 +115,27 @@ impl StatCache {
             .is_some_and(|(known, was)| known == sha256 && was == stat)
     }
 
+    /// The entries for the locked files `lock` gives the sha256 of, but
+    /// for those `except` names: still true of those files, whose stat
+    /// would change with their bytes, for a record to carry over.
+    pub(crate) fn carried<'a>(
+        &'a self,
+        lock: &'a HashMap<&str, &str>,
+        except: &'a HashSet<&str>,
+    ) -> impl Iterator<Item = (&'a str, &'a str, FileStat)> + 'a {
+        self.entries
+            .iter()
+            .filter_map(move |(path, (sha256, stat))| {
+                (lock.get(path.as_str()) == Some(&sha256.as_str())
+                    && !except.contains(path.as_str()))
+                .then_some((path.as_str(), sha256.as_str(), *stat))
+            })
+    }
+
     /// Replaces the cache with `entries` (path, sha256, stat), each one a
-    /// file just read and found to hold those bytes; those changed in the
-    /// cache file's own clock tick are left out. Best effort: a cache that
-    /// cannot be written only costs the next no-op its hashing.
+    /// file known to hold those bytes under that stat; those changed in
+    /// the cache file's own clock tick are left out. Best effort: a cache
+    /// that cannot be written only costs the next no-op its hashing.
     pub(crate) fn record<'a>(
         &self,
         entries: impl IntoIterator<Item = (&'a str, &'a str, FileStat)>,

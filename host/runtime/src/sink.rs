@@ -120,6 +120,8 @@ impl Drop for Held {
 struct BlobFile {
     dir: PathBuf,
     name: String,
+    /// Its metadata right after the last write to it.
+    written: Option<std::fs::Metadata>,
 }
 
 impl Drop for BlobFile {
@@ -139,12 +141,16 @@ impl BlobFile {
             std::process::id(),
             BLOB_COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        BlobFile { dir, name }
+        BlobFile {
+            dir,
+            name,
+            written: None,
+        }
     }
 
     /// Appends `pieces` in one opening, creating the file first when
-    /// `create`.
-    fn append(&self, create: bool, pieces: &[&[u8]]) -> std::io::Result<()> {
+    /// `create`, and notes the file's metadata after the write.
+    fn append(&mut self, create: bool, pieces: &[&[u8]]) -> std::io::Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut options = std::fs::OpenOptions::new();
         if create {
@@ -162,6 +168,10 @@ impl BlobFile {
             file.write_all(piece)?;
         }
         start_writeback(&file);
+        // Taken from the descriptor written through: a later write by
+        // anyone changes the modification time it holds (see
+        // `Blob::written`).
+        self.written = Some(file.metadata()?);
         Ok(())
     }
 }
@@ -208,6 +218,17 @@ impl Blob {
         }
     }
 
+    /// The file's metadata as it was right after seams's last write to it,
+    /// when the bytes are in a file: while the file keeps that inode,
+    /// size and modification time, no one else wrote to it (short of
+    /// setting its times back, which only its owner may do).
+    pub fn written(&self) -> Option<&std::fs::Metadata> {
+        match &*self.place {
+            Place::File(file) => file.written.as_ref(),
+            Place::Held(_) => None,
+        }
+    }
+
     /// The bytes; read back, and checked against the hash, when in a file.
     ///
     /// # Errors
@@ -235,7 +256,7 @@ impl Blob {
     ///
     /// The file cannot be created or written.
     pub fn write(dir: &Path, bytes: &[u8]) -> std::io::Result<Blob> {
-        let file = BlobFile::new(dir.to_owned());
+        let mut file = BlobFile::new(dir.to_owned());
         file.append(true, &[bytes])?;
         Ok(Blob {
             sha256: seams_model::sha256_hex(bytes),
@@ -281,7 +302,7 @@ impl BlobWriter {
                 held.bytes.extend_from_slice(bytes);
             }
             Place::Held(held) => {
-                let file = BlobFile::new(self.spill.dir.clone());
+                let mut file = BlobFile::new(self.spill.dir.clone());
                 file.append(true, &[&held.bytes, bytes])?;
                 // Dropping what was held releases it.
                 self.place = Place::File(file);
@@ -402,6 +423,18 @@ mod tests {
         assert!(grown.file().is_some());
         assert_eq!(grown.len(), SMALL_BLOB + 1);
         assert_eq!(grown.read().unwrap().last(), Some(&b'y'));
+        // Its metadata is the file's after the last piece; a held blob
+        // has none.
+        let (dir_path, name) = grown.file().unwrap();
+        let on_disk = std::fs::metadata(dir_path.join(name)).unwrap();
+        let written = grown.written().unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(
+            (written.ino(), written.size(), written.mtime_nsec()),
+            (on_disk.ino(), on_disk.size(), on_disk.mtime_nsec())
+        );
+        assert_eq!(written.size(), SMALL_BLOB as u64 + 1);
+        assert!(small.written().is_none());
         // What it held before it grew is free again; the small one holds.
         assert_eq!(spill.held.load(Ordering::Relaxed), SMALL_BLOB);
         drop(small);
