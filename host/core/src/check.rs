@@ -313,6 +313,7 @@ pub fn check_with(
         hold_bytes: seams_runtime::HOLD_BYTES,
     };
     let generation = run_reporting_progress(project, runtime, &inputs, components, &Silent, &keep);
+    inputs.free_aside();
     for (_, error) in &generation.failures {
         problems.push(problem(
             ProblemKind::GeneratorFailed,

@@ -231,6 +231,7 @@ pub(crate) fn generate_on(
         None => Default::default(),
     };
     let lock = lock_for(project, &inputs, &generation, previous.as_ref());
+    inputs.free_aside();
     let out_prefix = posix(&project.output_dir);
     let plan = plan(
         audit(&generated, &locked_files, &disk),

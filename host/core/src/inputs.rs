@@ -182,6 +182,20 @@ pub struct Inputs {
     pub stamp: Stamp,
 }
 
+impl Inputs {
+    /// Frees the inputs on a thread of their own, once a command needs
+    /// them no more: freeing a model's store takes a share of a run that
+    /// grows with the model (22 ms of the 1.3 s untraced run at expense
+    /// x300), which the rest of the command need not wait for, and which a
+    /// process that exits first never pays. Freed here when no thread can
+    /// start.
+    pub(crate) fn free_aside(self) {
+        let _ = std::thread::Builder::new()
+            .name("seams-free".to_owned())
+            .spawn(move || drop(self));
+    }
+}
+
 impl Stamp {
     /// Loads the model: the inputs of a generation that has work to do.
     ///
@@ -747,6 +761,23 @@ mod tests {
                 !rewritten,
                 "{since:?}"
             );
+        }
+    }
+
+    #[test]
+    fn inputs_freed_aside_are_freed() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = project(dir.path(), 1000, false);
+        let inputs = read_stamp(&project, None, false)
+            .unwrap()
+            .load_model(&project)
+            .unwrap();
+        let model = Arc::downgrade(&inputs.model);
+        inputs.free_aside();
+        let start = std::time::Instant::now();
+        while model.upgrade().is_some() {
+            assert!(start.elapsed().as_secs() < 30, "the model was not freed");
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
 
