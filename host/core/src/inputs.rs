@@ -639,13 +639,11 @@ pub(crate) fn record_written(
     }
     let cache = StatCache::load(stat_cache, &project.root);
     let written: HashSet<&str> = fresh.iter().map(|f| f.0).collect();
-    let entries: Vec<_> = matched
+    let entries = matched
         .stats
         .into_iter()
-        .map(|(i, stat)| (fresh[i].0, fresh[i].1, stat))
-        .collect();
-    let carried: Vec<_> = cache.carried(&locked, &written).collect();
-    cache.record(carried.into_iter().chain(entries));
+        .map(|(i, stat)| (fresh[i].0, fresh[i].1, stat));
+    cache.record(cache.carried(&locked, &written).chain(entries));
 }
 
 #[cfg(test)]
