@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release -p seams-bench -- [--sizes 1,10,100,300,1000]
 //!     [--unrelated 1000000] [--blank 100000] [--limit SECONDS]
-//! cargo run --release -p seams-bench -- project COPIES DIR
+//! cargo run --release -p seams-bench -- project COPIES|unrelated N|blank N DIR
 //! ```
 //!
 //! For each model: the floor; `seams generate` cold (empty component
@@ -104,17 +104,26 @@ fn child(args: &[String]) -> ExitCode {
 
 /// `project COPIES DIR`: writes the expense x COPIES project into DIR,
 /// to profile one run by hand (e.g. `perf record seams generate --project
-/// DIR`).
+/// DIR`); `project unrelated N DIR` and `project blank N DIR` write the
+/// chat example beside N unrelated triples or N blank nodes.
 fn write_project(args: &[String]) -> ExitCode {
-    let [copies, dir] = args else {
-        eprintln!("usage: seams-bench project COPIES DIR");
-        return ExitCode::from(2);
+    let usage = || {
+        eprintln!("usage: seams-bench project COPIES|unrelated N|blank N DIR");
+        ExitCode::from(2)
     };
-    let Ok(copies) = copies.parse() else {
-        eprintln!("COPIES is a number");
-        return ExitCode::from(2);
+    let (case, dir) = match args {
+        [copies, dir] => match copies.parse() {
+            Ok(copies) => (models::expense(copies), dir),
+            Err(_) => return usage(),
+        },
+        [kind, n, dir] => match (kind.as_str(), n.parse()) {
+            ("unrelated", Ok(n)) => (models::chat_beside_unrelated(n), dir),
+            ("blank", Ok(n)) => (models::chat_beside_blank_nodes(n), dir),
+            _ => return usage(),
+        },
+        _ => return usage(),
     };
-    match project_files(Path::new(dir), &models::expense(copies)) {
+    match project_files(Path::new(dir), &case) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
