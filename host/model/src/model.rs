@@ -241,9 +241,12 @@ impl Model {
                 // labels: RDFC-1.0 labels a blank node by the quads that
                 // name blank nodes, and the others are stored as parsed.
                 let mut blank = Vec::new();
-                for batch in &batches {
-                    transaction.extend(batch.iter().filter(|q| !has_blank_node(q)));
-                    blank.extend(batch.into_iter().filter(has_blank_node));
+                for quad in batches.iter().flatten() {
+                    if has_blank_node(&quad) {
+                        blank.push(quad);
+                    } else {
+                        transaction.insert(&quad);
+                    }
                 }
                 Ok((transaction, blank))
             })();
