@@ -99,26 +99,35 @@ fn the_cache_trusts_no_entry_it_cannot_vouch_for() {
     let entry = cached_files(&dir).remove(0);
     assert_eq!(mode(&entry), 0o600);
     let good = std::fs::read(&entry).unwrap();
-    assert!(good.starts_with(b"seamsc2\n"), "the format");
+    let payload = &good[..good.len() - 40];
+    let trailer = &good[good.len() - 40..];
+    assert!(trailer.starts_with(b"seamsc3\n"), "the format");
     assert_eq!(
-        &good[8..40],
-        blake3::hash(&good[40..]).as_bytes(),
-        "a header with the payload's blake3 hash"
+        &trailer[8..],
+        blake3::hash(payload).as_bytes(),
+        "a trailer with the blake3 hash of the bytes before it"
+    );
+    assert!(
+        payload.starts_with(b"\x7fELF"),
+        "the serialized component first, for wasmtime to map"
     );
 
-    // An entry of the first format (a sha256 header), not trusted for a
-    // hash it does not hold.
-    let mut first = b"seamsc1\n".to_vec();
-    {
-        use sha2::Digest;
-        first.extend_from_slice(&sha2::Sha256::digest(&good[40..]));
-    }
-    first.extend_from_slice(&good[40..]);
-    // A payload changed under a header that no longer matches it.
+    // An entry of the second format (the same hash as a header), not
+    // trusted for a trailer it does not have.
+    let mut second = b"seamsc2\n".to_vec();
+    second.extend_from_slice(blake3::hash(payload).as_bytes());
+    second.extend_from_slice(payload);
+    // A byte of the component changed under a trailer that no longer
+    // matches it.
     let mut tampered = good.clone();
-    let last = tampered.len() - 1;
-    tampered[last] ^= 0xff;
-    for (bad, what) in [(first, "a format-1 entry"), (tampered, "a tampered entry")] {
+    tampered[payload.len() / 2] ^= 0xff;
+    // Cut short: the trailer is gone.
+    let short = good[..30].to_vec();
+    for (bad, what) in [
+        (second, "a format-2 entry"),
+        (tampered, "a tampered entry"),
+        (short, "a truncated entry"),
+    ] {
         std::fs::write(&entry, &bad).unwrap();
         assert_eq!(load_and_run(&dir), expected, "{what}");
         assert_eq!(
@@ -127,6 +136,18 @@ fn the_cache_trusts_no_entry_it_cannot_vouch_for() {
             "{what} is compiled again and replaced by what seams writes"
         );
     }
+
+    // Seams's own bytes behind a link: not followed, compiled again.
+    let elsewhere = cache.path().join("elsewhere.cwasm");
+    std::fs::write(&elsewhere, &good).unwrap();
+    std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::remove_file(&entry).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &entry).unwrap();
+    assert_eq!(load_and_run(&dir), expected);
+    assert!(
+        !std::fs::symlink_metadata(&entry).unwrap().is_symlink(),
+        "the link is replaced by an entry seams wrote"
+    );
 
     // Seams's own bytes, but a file others may write: not trusted.
     std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
@@ -167,7 +188,10 @@ fn old_entries_are_evicted() {
     assert_eq!(
         files
             .iter()
-            .filter(|f| std::fs::read(f).unwrap().starts_with(b"seamsc2\n"))
+            .filter(|f| {
+                let bytes = std::fs::read(f).unwrap();
+                bytes.len() > 40 && bytes[bytes.len() - 40..].starts_with(b"seamsc3\n")
+            })
             .count(),
         1,
         "the new entry stays"
