@@ -223,15 +223,12 @@ impl Stamp {
         beside: impl FnOnce(&Stamp) -> T + Send,
     ) -> Result<(Inputs, T), GenerateError> {
         let files = self.take_model_files(project);
-        let (model, other) = std::thread::scope(|scope| {
-            let stamp = &self;
-            let other = scope.spawn(move || beside(stamp));
-            let model = Model::from_files(&files);
-            let other = other
-                .join()
-                .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-            (model, other)
-        });
+        let stamp = &self;
+        let (other, model) = seams_model::beside(
+            "seams-components",
+            move || beside(stamp),
+            || Model::from_files(&files),
+        );
         let inputs = Inputs {
             model: Arc::new(model?),
             stamp: self,
@@ -308,14 +305,9 @@ pub(crate) fn beside_model_stamp<T>(
         let records = read();
         return (records, read_model_stamp(project));
     }
-    std::thread::scope(|scope| {
-        let model = scope.spawn(|| read_model_stamp(project));
-        let records = read();
-        let model = model
-            .join()
-            .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
-        (records, model)
-    })
+    let (model, records) =
+        seams_model::beside("seams-model-stamp", || read_model_stamp(project), read);
+    (records, model)
 }
 
 /// The stamp's parts that need no lock: `seams.toml` and the model files,

@@ -649,27 +649,7 @@ fn fill_beside<T: Send>(
     quads: &[Quad],
     beside: impl FnOnce() -> T + Send,
 ) -> T {
-    // Kept where this thread can take it back if no other starts.
-    let work = Mutex::new(Some(beside));
-    let take = || {
-        work.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .expect("the work is taken once")
-    };
-    std::thread::scope(|scope| {
-        let thread = std::thread::Builder::new()
-            .name("seams-model-hash".to_owned())
-            .spawn_scoped(scope, || take()());
-        transaction.extend(quads);
-        match thread {
-            Ok(thread) => thread
-                .join()
-                .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
-            // No second thread: one after the other.
-            Err(_) => take()(),
-        }
-    })
+    crate::cores::beside("seams-model-hash", beside, || transaction.extend(quads)).0
 }
 
 fn store_error(e: oxigraph::store::StorageError) -> ModelError {
