@@ -162,9 +162,14 @@ impl Model {
     pub fn from_files(
         files: &[(impl AsRef<Path> + Sync, impl AsRef<[u8]> + Sync)],
     ) -> Result<Model, ModelError> {
-        let mut model = match Self::streamed(files) {
+        let bytes: usize = files.iter().map(|(_, data)| data.as_ref().len()).sum();
+        let streamed = (bytes >= WORTH_A_THREAD_BYTES)
+            .then(|| Self::streamed(files))
+            .flatten();
+        let mut model = match streamed {
             Some(model) => model?,
-            // No thread for the parser: parsed, then stored.
+            // A small model, or no thread for the parser: parsed, then
+            // stored.
             None => {
                 let (quads, prefixes) = Self::parse_all(files)?;
                 Self::from_quads(quads, prefixes)?
@@ -640,15 +645,29 @@ impl std::io::Write for BoundedWriter {
     }
 }
 
+/// Below this many bytes of model files, the model is parsed and stored
+/// on the calling thread: starting a thread and ending it (0.1 to 0.2 ms
+/// here) costs more than the work it would take over.
+const WORTH_A_THREAD_BYTES: usize = 256 << 10;
+
+/// Below this many quads, the store is filled and the quads hashed one
+/// after the other, for the same reason.
+const WORTH_A_THREAD_QUADS: usize = 2048;
+
 /// Adds `quads` to the store's `transaction` while `beside` runs, on a
-/// thread of its own when one can be started: the hash and the labels
-/// read the quads the store takes, and filling the store and hashing
-/// took about as long each at expense x300.
+/// thread of its own when one can be started and there are enough quads
+/// for that to pay: the hash and the labels read the quads the store
+/// takes, and filling the store and hashing took about as long each at
+/// expense x300.
 fn fill_beside<T: Send>(
     transaction: &mut oxigraph::store::Transaction<'_>,
     quads: &[Quad],
     beside: impl FnOnce() -> T + Send,
 ) -> T {
+    if quads.len() < WORTH_A_THREAD_QUADS {
+        transaction.extend(quads);
+        return beside();
+    }
     crate::cores::beside("seams-model-hash", beside, || transaction.extend(quads)).0
 }
 
@@ -937,7 +956,7 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
             vec![("b.ttl", second), ("a.ttl", first.as_str())],
             vec![("c.nt", many.as_str())],
         ] {
-            let streamed = Model::from_files(&files).unwrap();
+            let streamed = Model::streamed(&files).unwrap().unwrap();
             let (quads, prefixes) = Model::parse_all(&files).unwrap();
             let whole = Model::from_quads(quads, prefixes).unwrap();
             assert_eq!(streamed.hash(), whole.hash());
@@ -950,8 +969,9 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
         }
         // A syntax error past the first batches names its file and line.
         let broken = format!("{many}<urn:a> <urn:b> .\n");
-        let err =
-            Model::from_files(&[("a.ttl", CHAT_TTL), ("late.nt", broken.as_str())]).unwrap_err();
+        let err = Model::streamed(&[("a.ttl", CHAT_TTL), ("late.nt", broken.as_str())])
+            .unwrap()
+            .unwrap_err();
         match err {
             ModelError::Syntax { line, .. } => assert_eq!(line, 5001, "{err}"),
             other => panic!("expected a syntax error, got {other}"),
