@@ -10,6 +10,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cap_std::ambient_authority;
@@ -39,7 +40,11 @@ pub(crate) enum Found {
 /// An open output directory.
 #[derive(Debug)]
 pub struct OutputDir {
-    dir: Dir,
+    /// Shared with every file staged in it: a staged file holds no
+    /// descriptor of its own, so a batch of thousands stays far below the
+    /// usual limit of 1,024 open files (it failed at expense x300 traced,
+    /// whose 1,806 staged files each held a copy of their directory's).
+    dir: Arc<Dir>,
 }
 
 impl OutputDir {
@@ -51,7 +56,7 @@ impl OutputDir {
     pub fn open(path: &Path) -> std::io::Result<OutputDir> {
         std::fs::create_dir_all(path)?;
         Ok(OutputDir {
-            dir: Dir::open_ambient_dir(path, ambient_authority())?,
+            dir: Arc::new(Dir::open_ambient_dir(path, ambient_authority())?),
         })
     }
 
@@ -66,7 +71,7 @@ impl OutputDir {
             return Ok(None);
         }
         Ok(Some(OutputDir {
-            dir: Dir::open_ambient_dir(path, ambient_authority())?,
+            dir: Arc::new(Dir::open_ambient_dir(path, ambient_authority())?),
         }))
     }
 
@@ -241,26 +246,28 @@ impl OutputDir {
     ///
     /// An I/O error, or a path (or symlink) that leads outside.
     pub fn stage(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
-        let (parent, name) = match rel.rsplit_once('/') {
-            Some((parent, name)) => {
-                self.dir.create_dir_all(parent)?;
-                (self.dir.open_dir(parent)?, name)
-            }
-            None => (self.dir.try_clone()?, rel),
-        };
-        let temp = format!(
+        // The temporary file beside its final name, both named from this
+        // directory (cap-std resolves them beneath it).
+        let temp_name = format!(
             "{TEMP_PREFIX}{}-{}",
             std::process::id(),
             TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
         );
+        let temp = match rel.rsplit_once('/') {
+            Some((parent, _)) => {
+                self.dir.create_dir_all(parent)?;
+                format!("{parent}/{temp_name}")
+            }
+            None => temp_name,
+        };
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
-        let mut file = parent.open_with(&temp, &options)?.into_std();
+        let mut file = self.dir.open_with(&temp, &options)?.into_std();
         // Dropped on an error below, it removes the temporary file.
         let mut staged = Staged {
-            dir: parent,
+            dir: self.dir.clone(),
             temp,
-            name: name.to_owned(),
+            name: rel.to_owned(),
             written: None,
         };
         // Closed once written: a batch of thousands of files holds no
@@ -295,7 +302,7 @@ impl OutputDir {
             )));
         }
         Ok(Staged {
-            dir: self.dir.try_clone()?,
+            dir: self.dir.clone(),
             temp: temp.to_owned(),
             name: rel.to_owned(),
             written,
@@ -396,7 +403,8 @@ impl OutputDir {
 /// into place; dropped before its rename, the temporary file is removed.
 #[derive(Debug)]
 pub struct Staged {
-    dir: Dir,
+    /// The output directory; `temp` and `name` are relative to it.
+    dir: Arc<Dir>,
     temp: String,
     name: String,
     /// The file's stat right after seams's last write to it.
@@ -460,6 +468,50 @@ impl Drop for Staged {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// This process's open descriptors.
+    fn open_descriptors() -> usize {
+        std::fs::read_dir("/proc/self/fd").unwrap().count()
+    }
+
+    #[test]
+    fn staged_files_hold_no_descriptor_each_and_land_in_their_directories() {
+        let root = tempfile::tempdir().unwrap();
+        let out = OutputDir::open(root.path()).unwrap();
+        let before = open_descriptors();
+        // More than a tenth of the usual limit of 1,024 open files, in the
+        // output directory and in subdirectories of it.
+        let staged: Vec<Staged> = (0..300)
+            .map(|i| {
+                let rel = match i % 3 {
+                    0 => format!("f{i}.txt"),
+                    1 => format!("a/f{i}.txt"),
+                    _ => format!("a/b/f{i}.txt"),
+                };
+                out.stage(&rel, rel.as_bytes()).unwrap()
+            })
+            .collect();
+        let held = open_descriptors().saturating_sub(before);
+        assert!(held < 100, "{held} descriptors held by 300 staged files");
+        staged[0].sync_file_system().unwrap();
+        for file in staged {
+            file.rename().unwrap();
+        }
+        for (i, rel) in ["f0.txt", "a/f1.txt", "a/b/f2.txt", "a/b/f299.txt"]
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(
+                std::fs::read(root.path().join(rel)).unwrap(),
+                rel.as_bytes(),
+                "{i}"
+            );
+        }
+        assert!(
+            out.leftovers(true).unwrap().is_empty(),
+            "no temporary file left"
+        );
+    }
 
     #[test]
     fn every_file_is_hashed_whole_missing_ones_are_none_and_a_mismatch_stops_the_rest() {
