@@ -59,6 +59,7 @@ fn child(args: &[String]) -> ExitCode {
         eprintln!("usage: seams-bench run seams|untraced|unchecked|check|floor PROJECT");
         return ExitCode::from(2);
     };
+    measure::usual_open_file_limit();
     let dir = Path::new(dir);
     let cli = |command: &str| {
         let argv = ["seams", command, "--project", &dir.to_string_lossy(), "-q"];
