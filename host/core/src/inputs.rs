@@ -292,16 +292,13 @@ pub(crate) fn beside_model_stamp<T>(
     project: &Project,
     read: impl FnOnce() -> T,
 ) -> (T, Result<ModelStamp, GenerateError>) {
-    // Below this many bytes of model, starting a thread costs more than
-    // the hashing it moves.
-    const WORTH_A_THREAD: u64 = 256 << 10;
     let size: u64 = project
         .model_files
         .iter()
         .filter_map(|path| std::fs::metadata(path).ok())
         .map(|m| m.len())
         .sum();
-    if size < WORTH_A_THREAD {
+    if size < seams_model::WORTH_A_THREAD_BYTES {
         let records = read();
         return (records, read_model_stamp(project));
     }

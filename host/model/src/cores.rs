@@ -12,6 +12,11 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
+/// Below this many bytes of model files, reading, hashing, parsing and
+/// storing them stay on the calling thread: starting a thread and ending
+/// it (0.1 to 0.2 ms here) costs more than the work it would take over.
+pub const WORTH_A_THREAD_BYTES: u64 = 256 << 10;
+
 /// Runs `aside` on a thread named `name` while `here` runs on this one,
 /// and gives both results. When the system will not start a thread, the
 /// two run one after the other on this one: a busy machine makes a run

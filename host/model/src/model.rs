@@ -163,7 +163,7 @@ impl Model {
         files: &[(impl AsRef<Path> + Sync, impl AsRef<[u8]> + Sync)],
     ) -> Result<Model, ModelError> {
         let bytes: usize = files.iter().map(|(_, data)| data.as_ref().len()).sum();
-        let streamed = (bytes >= WORTH_A_THREAD_BYTES)
+        let streamed = (bytes as u64 >= crate::cores::WORTH_A_THREAD_BYTES)
             .then(|| Self::streamed(files))
             .flatten();
         let mut model = match streamed {
@@ -644,11 +644,6 @@ impl std::io::Write for BoundedWriter {
         Ok(())
     }
 }
-
-/// Below this many bytes of model files, the model is parsed and stored
-/// on the calling thread: starting a thread and ending it (0.1 to 0.2 ms
-/// here) costs more than the work it would take over.
-const WORTH_A_THREAD_BYTES: usize = 256 << 10;
 
 /// Below this many quads, the store is filled and the quads hashed one
 /// after the other, for the same reason.
