@@ -17,6 +17,7 @@ mod inspect;
 mod interrupted;
 mod lens_laws;
 mod lifecycle;
+mod limits;
 mod protocol;
 mod registry;
 mod sandbox;

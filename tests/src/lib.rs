@@ -213,6 +213,37 @@ pub fn run_measured(program: &Path, args: &[&str]) -> Measured {
     }
 }
 
+/// `command` with its soft limit on open files lowered to `limit` (the
+/// hard limit stays), as on a machine whose default is lower than the
+/// test machine's: a process that holds a descriptor per file then fails.
+pub fn with_open_file_limit(
+    command: &mut std::process::Command,
+    limit: u64,
+) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure only calls getrlimit and
+    // setrlimit, which are async-signal-safe, on a local value.
+    unsafe {
+        command.pre_exec(move || {
+            let mut current = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut current) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let lowered = libc::rlimit {
+                rlim_cur: limit.min(current.rlim_max),
+                rlim_max: current.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lowered) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
 /// A lock's text without its `model_files` block: what formats 1 and 2
 /// lack, and all that differs between two locks of one graph written in
 /// two ways.
