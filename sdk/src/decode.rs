@@ -280,7 +280,7 @@ mod tests {
     }
 
     fn row(json: &str) -> Row {
-        parse_row(&serde_json::from_str(json).unwrap()).unwrap()
+        parse_row(json).unwrap()
     }
 
     const GOOD: &str = r#"{
@@ -346,12 +346,12 @@ mod tests {
         for (var, term, expected) in cases {
             let mut json: serde_json::Value = serde_json::from_str(GOOD).unwrap();
             json[var] = serde_json::from_str(term).unwrap();
-            let err = decode::<Item>(parse_row(&json).unwrap(), 2).unwrap_err();
+            let err = decode::<Item>(parse_row(&json.to_string()).unwrap(), 2).unwrap_err();
             assert_eq!(err, Error::Query(expected.to_owned()), "{var}");
         }
         let mut json: serde_json::Value = serde_json::from_str(GOOD).unwrap();
         json.as_object_mut().unwrap().remove("label");
-        let err = decode::<Item>(parse_row(&json).unwrap(), 0).unwrap_err();
+        let err = decode::<Item>(parse_row(&json.to_string()).unwrap(), 0).unwrap_err();
         assert_eq!(err, Error::Query("row 1: missing field `label`".to_owned()));
     }
 
