@@ -75,7 +75,9 @@ fn verbose_lists_unchanged_files_and_the_time_taken() {
             .nth(2)
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{line}"));
-        assert!(fuel > 1_000_000 && fuel < 150_000_000_000, "{line}");
+        // Hundreds of thousands at least: compose, the smallest, spent
+        // 718,086 once the SDK read query answers without a JSON tree.
+        assert!(fuel > 100_000 && fuel < 150_000_000_000, "{line}");
         assert!(
             line.ends_with(" fuel of 150000000000 ([sandbox] fuel)"),
             "{line}"
