@@ -10,9 +10,9 @@
 //! (checked on every load, so a fast hash: the lock's hashes stay sha256).
 //! The trailer comes last so that wasmtime maps the entry from disk
 //! instead of copying it into memory twice (a read, then its own copy:
-//! about 5 ms of a 29 ms generate at one copy of the expense example). Anything else is compiled again (and
-//! replaced, when the directory is private); a directory that is not
-//! private is not used at all. Entries are named by the component's
+//! about 5 ms of a 29 ms generate at one copy of the expense example).
+//! Anything else is compiled again (and replaced, when the directory is
+//! private); a directory that is not private is not used at all. Entries are named by the component's
 //! sha256 and the engine's precompile-compatibility hash, written
 //! atomically (mode 0600), never changed in place (a mapped entry stays
 //! as it was checked), and the oldest go once there are more than
