@@ -41,6 +41,7 @@ mod cache;
 mod capture;
 mod clock;
 mod error;
+mod flush;
 mod keeper;
 mod limits;
 mod meta;

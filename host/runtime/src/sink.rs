@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 
+use crate::flush::Flusher;
 use crate::output_path::TEMP_PREFIX;
 
 /// How many bytes of renders a [`Sink::Files`] run holds in memory, by
@@ -55,6 +56,8 @@ pub(crate) struct Spill {
     dir: PathBuf,
     hold_bytes: usize,
     held: Arc<AtomicUsize>,
+    /// Syncs what the run writes to files, in the background.
+    flusher: Arc<Flusher>,
 }
 
 impl Spill {
@@ -66,6 +69,7 @@ impl Spill {
                 dir: dir.clone(),
                 hold_bytes: *hold_bytes,
                 held: Arc::new(AtomicUsize::new(0)),
+                flusher: Arc::new(Flusher::new(dir.clone())),
             }),
         }
     }
@@ -176,10 +180,9 @@ impl BlobFile {
     }
 }
 
-/// Starts writing `file`'s new bytes to disk, without waiting for them. A
-/// run ends with one sync of the file system, which otherwise writes the
-/// whole generation (hundreds of megabytes of sidecars) while the user
-/// waits; started here, the disk works while the run goes on.
+/// Starts writing `file`'s new bytes to disk, without waiting for them, so
+/// that the disk works while the run goes on (the background syncs of
+/// [`Flusher`] then find them written, and only flush the disk's cache).
 #[cfg(target_os = "linux")]
 fn start_writeback(file: &std::fs::File) {
     use std::os::fd::AsRawFd;
@@ -304,10 +307,14 @@ impl BlobWriter {
             Place::Held(held) => {
                 let mut file = BlobFile::new(self.spill.dir.clone());
                 file.append(true, &[&held.bytes, bytes])?;
+                self.spill.flusher.wrote(held.bytes.len() + bytes.len());
                 // Dropping what was held releases it.
                 self.place = Place::File(file);
             }
-            Place::File(file) => file.append(false, &[bytes])?,
+            Place::File(file) => {
+                file.append(false, &[bytes])?;
+                self.spill.flusher.wrote(bytes.len());
+            }
         }
         self.hasher.update(bytes);
         self.len += bytes.len();
@@ -406,6 +413,27 @@ mod tests {
 
         drop(second);
         assert_eq!(files(), 0, "every file went with its blob");
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn what_goes_to_files_is_counted_for_the_background_syncs() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = spill(dir.path(), HOLD_BYTES);
+        // Held in memory: not counted.
+        let mut small = BlobWriter::new(&spill);
+        small.write(b"small").unwrap();
+        let _small = small.finish();
+        // Written to files, in pieces, up to the threshold: a sync asked.
+        let piece = vec![b'x'; 1 << 20];
+        let mut large = BlobWriter::new(&spill);
+        for _ in 0..(crate::flush::EVERY >> 20) - 1 {
+            large.write(&piece).unwrap();
+        }
+        assert!(!spill.flusher.asked());
+        large.write(&piece).unwrap();
+        assert!(spill.flusher.asked());
+        assert_eq!(large.finish().len(), crate::flush::EVERY as usize);
     }
 
     #[test]
