@@ -207,7 +207,7 @@ macro_rules! register_generator {
                 ::std::vec::Vec<$crate::__internal::wit::seams::generator::templates::File>,
                 $crate::__internal::WitError,
             > {
-                $crate::__internal::render::<$generator>(&view)
+                $crate::__internal::render::<$generator>(view)
             }
             fn trace(
                 view: ::std::string::String,
@@ -215,7 +215,7 @@ macro_rules! register_generator {
                 ::std::vec::Vec<$crate::__internal::wit::exports::seams::generator::generator_api::FileTrace>,
                 $crate::__internal::WitError,
             > {
-                $crate::__internal::trace::<$generator>(&view)
+                $crate::__internal::trace::<$generator>(view)
             }
             fn sources(
                 view: ::std::string::String,
@@ -223,7 +223,7 @@ macro_rules! register_generator {
                 ::std::vec::Vec<$crate::__internal::wit::exports::seams::generator::generator_api::FileSources>,
                 $crate::__internal::WitError,
             > {
-                $crate::__internal::sources::<$generator>(&view)
+                $crate::__internal::sources::<$generator>(view)
             }
         }
 
@@ -273,23 +273,156 @@ pub mod __internal {
         })
     }
 
+    /// The view last read back, and the text it was read from.
+    struct ReadBack {
+        text: String,
+        view: Box<dyn std::any::Any>,
+    }
+
+    std::thread_local! {
+        /// The host hands `render`, `trace` and `sources` the same view,
+        /// one after the other; reading a large view back (and freeing
+        /// it) is most of what `trace` and `sources` cost when they have
+        /// nothing to say, so one reading serves every call given the
+        /// same text. The same text always reads back to the same view.
+        static READ_BACK: std::cell::RefCell<Option<ReadBack>> =
+            const { std::cell::RefCell::new(None) };
+    }
+
+    /// Calls `call` with the view `text` reads back to.
+    fn with_view<G: Generator, T>(
+        text: String,
+        call: impl FnOnce(&G::View) -> crate::Result<T>,
+    ) -> Result<T, WitError>
+    where
+        G::View: 'static,
+    {
+        let kept = READ_BACK.take().filter(|kept| kept.text == text);
+        let (text, view) = match kept.map(|kept| (kept.text, kept.view.downcast::<G::View>())) {
+            Some((text, Ok(view))) => (text, view),
+            _ => {
+                let view = Box::new(parse_view::<G>(&text)?);
+                (text, view)
+            }
+        };
+        let result = call(&view).map_err(Error::into_wit);
+        READ_BACK.set(Some(ReadBack { text, view }));
+        result
+    }
+
     pub fn render<G: Generator>(
-        view: &str,
-    ) -> Result<Vec<wit::seams::generator::templates::File>, WitError> {
-        let files = G::render(&parse_view::<G>(view)?).map_err(Error::into_wit)?;
+        view: String,
+    ) -> Result<Vec<wit::seams::generator::templates::File>, WitError>
+    where
+        G::View: 'static,
+    {
+        let files = with_view::<G, _>(view, G::render)?;
         Ok(files.into_iter().map(crate::File::into_wit).collect())
     }
 
-    pub fn trace<G: Generator>(view: &str) -> Result<Vec<api::FileTrace>, WitError> {
-        let traces = G::trace(&parse_view::<G>(view)?).map_err(Error::into_wit)?;
+    pub fn trace<G: Generator>(view: String) -> Result<Vec<api::FileTrace>, WitError>
+    where
+        G::View: 'static,
+    {
+        let traces = with_view::<G, _>(view, G::trace)?;
         Ok(traces.into_iter().map(crate::FileTrace::into_wit).collect())
     }
 
-    pub fn sources<G: Generator>(view: &str) -> Result<Vec<api::FileSources>, WitError> {
-        let sources = G::sources(&parse_view::<G>(view)?).map_err(Error::into_wit)?;
+    pub fn sources<G: Generator>(view: String) -> Result<Vec<api::FileSources>, WitError>
+    where
+        G::View: 'static,
+    {
+        let sources = with_view::<G, _>(view, G::sources)?;
         Ok(sources
             .into_iter()
             .map(crate::FileSources::into_wit)
             .collect())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::{File, Meta};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        /// How many times a [`Counted`] view was read back.
+        static READS: AtomicUsize = AtomicUsize::new(0);
+
+        #[derive(serde::Serialize)]
+        struct Counted(String);
+
+        impl<'de> serde::Deserialize<'de> for Counted {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                READS.fetch_add(1, Ordering::Relaxed);
+                String::deserialize(d).map(Counted)
+            }
+        }
+
+        struct First;
+        struct Second;
+
+        impl Generator for First {
+            type View = Counted;
+            fn meta() -> Meta {
+                Meta::new("first", "0.1.0", "test")
+            }
+            fn extract(_: &Model) -> crate::Result<Counted> {
+                Ok(Counted(String::new()))
+            }
+            fn render(_: &Counted) -> crate::Result<Vec<File>> {
+                Ok(Vec::new())
+            }
+        }
+
+        impl Generator for Second {
+            type View = String;
+            fn meta() -> Meta {
+                Meta::new("second", "0.1.0", "test")
+            }
+            fn extract(_: &Model) -> crate::Result<String> {
+                Ok(String::new())
+            }
+            fn render(_: &String) -> crate::Result<Vec<File>> {
+                Ok(Vec::new())
+            }
+        }
+
+        fn seen(text: &str) -> String {
+            with_view::<First, _>(text.to_owned(), |view| Ok(view.0.clone())).unwrap()
+        }
+
+        #[test]
+        fn one_reading_serves_every_call_given_the_same_text() {
+            let reads = || READS.load(Ordering::Relaxed);
+            assert_eq!(seen(r#""a""#), "a");
+            assert_eq!(reads(), 1);
+            // render, trace and sources of one run: read once.
+            assert_eq!(seen(r#""a""#), "a");
+            assert_eq!(seen(r#""a""#), "a");
+            assert_eq!(reads(), 1);
+            // Other text is read anew, and kept in its place.
+            assert_eq!(seen(r#""b""#), "b");
+            assert_eq!(reads(), 2);
+            assert_eq!(seen(r#""b""#), "b");
+            assert_eq!(reads(), 2);
+            // The same text for a generator of another view type is read
+            // as that type; back to the first, it is read again.
+            let other = with_view::<Second, _>(r#""b""#.to_owned(), |view| Ok(view.len()));
+            assert_eq!(other.unwrap(), 1);
+            assert_eq!(seen(r#""b""#), "b");
+            assert_eq!(reads(), 3);
+            // A call's own failure is its answer; the view stays read.
+            let failed =
+                with_view::<First, ()>(r#""b""#.to_owned(), |_| Err(Error::Failed("no".into())));
+            assert!(failed.is_err());
+            assert_eq!(seen(r#""b""#), "b");
+            assert_eq!(reads(), 3);
+            // Text that does not read back is refused.
+            let refused = with_view::<First, ()>("[1]".to_owned(), |_| Ok(()));
+            let Err(error) = refused else {
+                panic!("a view that does not fit was accepted")
+            };
+            assert!(format!("{error:?}").contains("does not fit"), "{error:?}");
+        }
     }
 }
