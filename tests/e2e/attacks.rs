@@ -98,6 +98,11 @@ fn attacks() -> Vec<Attack> {
             expect: Stopped(&["ran out of fuel (limit 500000000)", "[sandbox] fuel"]),
         },
         a("template-chain", Written("bomb.txt", "200001\n")),
+        a(
+            "broken-template",
+            Stopped(&["template bad.txt:1", "syntax error"]),
+        ),
+        a("render-in-extract", Written("page.txt", "page 1\n")),
         a("template-nesting", Stopped(&["template bomb.txt"])),
         a("template-parens", Stopped(&["template bomb.txt"])),
         Attack {

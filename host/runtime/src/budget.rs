@@ -29,6 +29,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicIsize, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::limits::HOST_STACK_BYTES;
+
 /// How many allocations pass between two looks at the clock.
 const CLOCK_EVERY: u32 = 256;
 
@@ -174,7 +176,9 @@ pub(crate) struct Alongside<R> {
 }
 
 /// Starts `f` on a thread of its own, its allocations charged to `budget`
-/// and enforced, while the caller goes on.
+/// and enforced, while the caller goes on; with the native stack of the
+/// run's own thread ([`HOST_STACK_BYTES`]), as `f` may parse what the
+/// generator handed over.
 pub(crate) fn alongside<R: Send + 'static>(
     budget: &Arc<Budget>,
     name: &str,
@@ -184,6 +188,7 @@ pub(crate) fn alongside<R: Send + 'static>(
     let inner = budget.clone();
     std::thread::Builder::new()
         .name(name.to_owned())
+        .stack_size(HOST_STACK_BYTES)
         .spawn(move || {
             let _entered = inner.enter();
             let _ = sender.send(enforced(f));

@@ -2,6 +2,13 @@
 
 use std::time::Duration;
 
+/// The native stack a run's thread has beyond `[sandbox] stack-kib` (the
+/// wasm stack), and each thread doing host work beside it: for the host's
+/// parsers, query engine and renders, which recurse over what the
+/// generator hands them (a template's expression of 200,000 terms, say).
+/// Reserved, and used only as deep as the input nests.
+pub(crate) const HOST_STACK_BYTES: usize = 128 << 20;
+
 /// The sandbox's limits, from `[sandbox]` in `seams.toml`.
 ///
 /// The defaults are sized for the largest model the benchmark builds,

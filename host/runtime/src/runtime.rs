@@ -13,12 +13,12 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, Store, Trap};
 
 use seams_model::{Model, input_text, sha256_hex};
-use seams_templates::{Rendered, TemplateService, TraceLine, sidecar_tail, sources_of};
+use seams_templates::{Rendered, TraceLine, sidecar_tail, sources_of};
 
 use crate::budget::{self, Budget, Stop};
 use crate::cache;
 use crate::error::{GeneratorError, GeneratorErrorKind, RuntimeError};
-use crate::limits::Limits;
+use crate::limits::{HOST_STACK_BYTES, Limits};
 use crate::meta::Meta;
 use crate::protocol::{self, Exports, Pre};
 use crate::sandbox::{Kept, Sandbox, Violation};
@@ -30,12 +30,6 @@ const EPOCH_TICK: Duration = Duration::from_millis(10);
 /// How long past its deadline a run may take to stop before it is given
 /// up (documented in the README).
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
-
-/// The native stack a run's thread has beyond `[sandbox] stack-kib` (the
-/// wasm stack): for the host's parsers, query engine and renders, which
-/// recurse over what the generator hands them. Reserved, and used only as
-/// deep as a query may nest (`seams_model::query_shape` bounds it).
-const HOST_STACK_BYTES: usize = 128 << 20;
 
 /// One file a generator returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,7 +92,7 @@ pub struct GeneratorRun {
     pub fuel: u64,
     /// In a traced run, when a render of this generator cannot be made
     /// once, the first template line that prevents it, and why
-    /// ([`TemplateService::renders_once`]): each is then rendered twice.
+    /// ([`seams_templates::TemplateService::renders_once`]): each is then rendered twice.
     pub renders_twice: Option<String>,
 }
 
@@ -674,22 +668,30 @@ fn generate_steps(
     sink: Sink,
 ) -> Result<Made, Failure> {
     let mut naming = Vec::new();
-    let service = Arc::new(
-        TemplateService::new(meta.templates.clone(), meta.syntax)
-            .map_err(GeneratorErrorKind::from)?,
-    );
+    // Parsed beside extract, which renders nothing (a render waits for
+    // them); templates that do not parse fail the run as they did when
+    // they were parsed first, whatever extract did.
+    store.data_mut().parse_templates(
+        meta.templates.clone(),
+        meta.syntax,
+        tracing,
+        sink,
+        &meta.name,
+    )?;
+    let extracted = instance.extract(store);
+    let Some(service) = store.data_mut().parsed_templates()? else {
+        // A render during extract found them unusable, and says why.
+        return Err(extracted.err().map_or_else(
+            || GeneratorErrorKind::Internal("the templates are gone".to_owned()).into(),
+            Failure::from,
+        ));
+    };
     let renders_twice = service
         .renders_once()
         .err()
         .filter(|_| tracing)
         .map(str::to_owned);
-    store
-        .data_mut()
-        .set_templates(service, tracing, sink, &meta.name)?;
-
-    let view = instance
-        .extract(store)?
-        .map_err(|e| reported("extract", e))?;
+    let view = extracted?.map_err(|e| reported("extract", e))?;
     settle_fuel(store)?;
     // Checked, not kept: no tree is built.
     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&view) {

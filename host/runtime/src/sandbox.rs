@@ -8,7 +8,7 @@ use std::time::Instant;
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::budget::Budget;
+use crate::budget::{self, Alongside, Budget};
 use crate::capture::Capture;
 use crate::error::GeneratorErrorKind;
 use crate::keeper::{Finished, Keeper};
@@ -16,7 +16,7 @@ use crate::limits::Limits;
 use crate::sink::{Blob, BlobWriter, Sink, Spill};
 use crate::terms::Terms;
 use seams_model::{Model, QueryError};
-use seams_templates::{Rendered, TemplateService};
+use seams_templates::{Rendered, TemplateError, TemplateService};
 
 /// Bytes of seeded randomness; the stream cycles after this.
 const RANDOM_BYTES: usize = 64 << 10;
@@ -70,6 +70,15 @@ pub(crate) struct Kept {
     pub(crate) sources: Vec<Arc<str>>,
 }
 
+/// Templates being parsed on a thread of their own, and what the run
+/// needs once they are (see [`Sandbox::set_templates`]).
+struct Parsing {
+    parsed: Alongside<Result<TemplateService, TemplateError>>,
+    tracing: bool,
+    sink: Sink,
+    generator: String,
+}
+
 /// A trap raised by a host service.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -80,6 +89,9 @@ pub(crate) struct Sandbox {
     table: ResourceTable,
     model: Arc<Model>,
     templates: Option<Arc<TemplateService>>,
+    /// The templates being parsed beside the generator's `extract`, and
+    /// what [`Sandbox::set_templates`] takes once they are.
+    parsing: Option<Parsing>,
     /// Whether each render is traced as it is made.
     tracing: bool,
     /// What traces renders and writes them to the run's sink as they
@@ -134,6 +146,7 @@ impl Sandbox {
             table: ResourceTable::new(),
             model,
             templates: None,
+            parsing: None,
             tracing: false,
             keeper: None,
             spill_dir: None,
@@ -171,7 +184,7 @@ impl Sandbox {
     /// # Errors
     ///
     /// The thread that finishes renders could not be started.
-    pub(crate) fn set_templates(
+    fn set_templates(
         &mut self,
         templates: Arc<TemplateService>,
         tracing: bool,
@@ -198,6 +211,62 @@ impl Sandbox {
         }
         self.templates = Some(templates);
         Ok(())
+    }
+
+    /// Parses `templates` on a thread of their own, charged to the run's
+    /// budget, while the generator extracts its view (which needs none):
+    /// then [`Sandbox::set_templates`] with the rest, at the first render
+    /// or at [`Sandbox::parsed_templates`].
+    ///
+    /// # Errors
+    ///
+    /// The thread could not be started.
+    pub(crate) fn parse_templates(
+        &mut self,
+        templates: Vec<(String, String)>,
+        syntax: seams_templates::Syntax,
+        tracing: bool,
+        sink: Sink,
+        generator: &str,
+    ) -> Result<(), GeneratorErrorKind> {
+        let parsed = budget::alongside(&self.budget, "seams-templates", move || {
+            TemplateService::new(templates, syntax)
+        })
+        .map_err(|e| {
+            GeneratorErrorKind::Internal(format!("cannot start a thread to parse templates: {e}"))
+        })?;
+        self.parsing = Some(Parsing {
+            parsed,
+            tracing,
+            sink,
+            generator: generator.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// The generator's templates, waited for if they are being parsed;
+    /// `None` before [`Sandbox::parse_templates`].
+    ///
+    /// # Errors
+    ///
+    /// They do not parse (named with the template and line), or the
+    /// thread finishing renders could not be started.
+    pub(crate) fn parsed_templates(
+        &mut self,
+    ) -> Result<Option<Arc<TemplateService>>, GeneratorErrorKind> {
+        if let Some(parsing) = self.parsing.take() {
+            let service = match parsing.parsed.join() {
+                Some(Ok(service)) => Arc::new(service),
+                Some(Err(e)) => return Err(e.into()),
+                None => {
+                    return Err(GeneratorErrorKind::Internal(
+                        "parsing the templates stopped before it finished".to_owned(),
+                    ));
+                }
+            };
+            self.set_templates(service, parsing.tracing, parsing.sink, &parsing.generator)?;
+        }
+        Ok(self.templates.clone())
     }
 
     /// The failure of the host's own work, if that is what stopped the run:
@@ -406,10 +475,19 @@ impl Sandbox {
         if self.rendered_live >= self.limits.max_handles {
             return Err(self.trap(Violation::Handles, "handle cap reached"));
         }
-        let Some(service) = self.templates.clone() else {
-            return Ok(Err(ServiceError::Template(
-                "render was called before meta".into(),
-            )));
+        let service = match self.parsed_templates() {
+            Ok(Some(service)) => service,
+            Ok(None) => {
+                return Ok(Err(ServiceError::Template(
+                    "render was called before meta".into(),
+                )));
+            }
+            Err(why) => {
+                self.failure = Some(why);
+                return Err(wasmtime::Error::new(HostTrap(
+                    "the templates could not be used",
+                )));
+            }
         };
         if self.keeper.as_mut().is_some_and(Keeper::has_failed) {
             return Err(self.keeper_trap());
