@@ -92,7 +92,8 @@ pub struct GeneratorRun {
     pub fuel: u64,
     /// In a traced run, when a render of this generator cannot be made
     /// once, the first template line that prevents it, and why
-    /// ([`seams_templates::TemplateService::renders_once`]): each is then rendered twice.
+    /// ([`seams_templates::TemplateService::renders_once`]): each is then
+    /// rendered twice.
     pub renders_twice: Option<String>,
 }
 
@@ -668,9 +669,9 @@ fn generate_steps(
     sink: Sink,
 ) -> Result<Made, Failure> {
     let mut naming = Vec::new();
-    // Parsed beside extract, which renders nothing (a render waits for
-    // them); templates that do not parse fail the run as they did when
-    // they were parsed first, whatever extract did.
+    // Parsed beside extract, which seldom renders (a render made there
+    // waits for them); templates that do not parse fail the run as they
+    // did when they were parsed first, whatever extract did.
     store.data_mut().parse_templates(
         meta.templates.clone(),
         meta.syntax,

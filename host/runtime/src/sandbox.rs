@@ -214,7 +214,8 @@ impl Sandbox {
     }
 
     /// Parses `templates` on a thread of their own, charged to the run's
-    /// budget, while the generator extracts its view (which needs none):
+    /// budget, while the generator extracts its view (which seldom
+    /// renders):
     /// then [`Sandbox::set_templates`] with the rest, at the first render
     /// or at [`Sandbox::parsed_templates`].
     ///
