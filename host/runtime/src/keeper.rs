@@ -269,20 +269,8 @@ impl Keeper {
             Some(wait) => self.done.recv_timeout(wait),
         };
         match done {
-            Ok(Done { number, result }) => {
-                self.outstanding.remove(&number);
-                match result {
-                    Ok(finished) => {
-                        if !self.abandoned.remove(&number) {
-                            self.ready.insert(number, finished);
-                        }
-                    }
-                    Err(why) => {
-                        if self.failed.as_ref().is_none_or(|(at, _)| number < *at) {
-                            self.failed = Some((number, Some(why)));
-                        }
-                    }
-                }
+            Ok(done) => {
+                self.record(done);
                 true
             }
             Err(RecvTimeoutError::Timeout) => {
@@ -295,11 +283,34 @@ impl Keeper {
         }
     }
 
-    /// The threads are gone without saying why: they panicked past their
-    /// catch, or their budget stopped them (then the run is reported
-    /// stopped anyway).
+    /// Takes in one result.
+    fn record(&mut self, Done { number, result }: Done) {
+        self.outstanding.remove(&number);
+        match result {
+            Ok(finished) => {
+                if !self.abandoned.remove(&number) {
+                    self.ready.insert(number, finished);
+                }
+            }
+            Err(why) => {
+                if self.failed.as_ref().is_none_or(|(at, _)| number < *at) {
+                    self.failed = Some((number, Some(why)));
+                }
+            }
+        }
+    }
+
+    /// The threads are gone: they stopped after a failure, panicked past
+    /// their catch, or their budget stopped them (then the run is
+    /// reported stopped anyway).
     fn lost(&mut self) {
         self.jobs = None;
+        // What they sent before they went says why, when anything does:
+        // threads that stop after a failure have sent it (a render handed
+        // over meanwhile finds them gone before that failure is read).
+        while let Ok(done) = self.done.try_recv() {
+            self.record(done);
+        }
         // Nothing more comes back: what was not is what failed.
         let first = self.outstanding.first().copied().unwrap_or(self.next);
         self.outstanding.clear();
@@ -410,6 +421,50 @@ mod tests {
             budget.clone(),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn threads_gone_after_a_failure_report_that_failure() {
+        // The threads stop once a render failed, after saying so: a render
+        // handed over before that word is read finds them gone, and the
+        // failure, not their going, is what the run reports.
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
+        let (report, done) = std::sync::mpsc::channel::<Done>();
+        let mut keeper = Keeper {
+            jobs: Some(jobs),
+            done,
+            next: 2,
+            ready: HashMap::new(),
+            abandoned: HashSet::new(),
+            failed: None,
+            outstanding: BTreeSet::from([0, 1]),
+            threads: 1,
+            beside: false,
+            budget: Budget::new(1 << 30, Instant::now() + Duration::from_secs(600)),
+        };
+        let failure = GeneratorErrorKind::Protocol("render 0 cannot be traced".to_owned());
+        report
+            .send(Done {
+                number: 0,
+                result: Err(failure),
+            })
+            .unwrap();
+        drop((queue, report));
+        keeper.lost();
+        assert!(!keeper.finish());
+        let why = keeper.take_failure().unwrap().to_string();
+        assert!(why.contains("render 0 cannot be traced"), "{why}");
+        // Gone without a word: what did not come back failed.
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE);
+        let (report, done) = std::sync::mpsc::channel::<Done>();
+        keeper.jobs = Some(jobs);
+        keeper.done = done;
+        keeper.failed = None;
+        keeper.outstanding = BTreeSet::from([3]);
+        drop((queue, report));
+        keeper.lost();
+        let why = keeper.take_failure().unwrap().to_string();
+        assert!(why.contains("ended early"), "{why}");
     }
 
     #[test]
