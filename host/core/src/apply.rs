@@ -107,7 +107,10 @@ impl ProjectFs for Dirs {
             && let Some((dir, name)) = blob.file()
             && dir == self.out_path
         {
-            return self.out.adopt(name, path, blob.written().map(FileStat::of));
+            return self
+                .out
+                .adopt(name, path, blob.written().map(FileStat::of))
+                .map(|staged| staged.of_blob(blob));
         }
         self.out.stage(path, &contents.read()?)
     }

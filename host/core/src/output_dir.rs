@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 
-use seams_runtime::TEMP_PREFIX;
+use seams_runtime::{Blob, TEMP_PREFIX};
 
 use crate::stat_cache::FileStat;
 
@@ -269,6 +269,7 @@ impl OutputDir {
             temp,
             name: rel.to_owned(),
             written: None,
+            blob: None,
         };
         // Closed once written: a batch of thousands of files holds no
         // descriptors.
@@ -306,6 +307,7 @@ impl OutputDir {
             temp: temp.to_owned(),
             name: rel.to_owned(),
             written,
+            blob: None,
         })
     }
 
@@ -409,9 +411,18 @@ pub struct Staged {
     name: String,
     /// The file's stat right after seams's last write to it.
     written: Option<FileStat>,
+    /// The blob whose file this is, when adopted: told of the rename.
+    blob: Option<Blob>,
 }
 
 impl Staged {
+    /// The staged file is `blob`'s file ([`OutputDir::adopt`]): once
+    /// renamed, the blob no longer removes it by its old name.
+    pub(crate) fn of_blob(mut self, blob: &Blob) -> Staged {
+        self.blob = Some(blob.clone());
+        self
+    }
+
     /// The file's stat right after seams's last write to it, when known.
     pub(crate) fn written(&self) -> Option<FileStat> {
         self.written
@@ -452,6 +463,9 @@ impl Staged {
         let renamed = self.dir.rename(&self.temp, &self.dir, &self.name);
         if renamed.is_ok() {
             self.temp.clear();
+            if let Some(blob) = &self.blob {
+                blob.renamed();
+            }
         }
         renamed
     }
@@ -603,7 +617,11 @@ mod tests {
         let blob = seams_runtime::Blob::write(root.path(), b"page\n").unwrap();
         let (_, name) = blob.file().unwrap();
         let written = blob.written().map(FileStat::of);
-        let staged = out.adopt(name, "deep/er/page.html", written).unwrap();
+        let name = name.to_owned();
+        let staged = out
+            .adopt(&name, "deep/er/page.html", written)
+            .unwrap()
+            .of_blob(&blob);
         assert_eq!(staged.written(), written);
         staged.sync_file_system().unwrap();
         staged.rename().unwrap();
@@ -612,8 +630,12 @@ mod tests {
             b"page\n"
         );
         assert_eq!(out.leftovers(true).unwrap(), Vec::<String>::new());
+        // The blob's old name is not its own any more: whatever has it
+        // when the blob goes stays.
+        std::fs::write(root.path().join(&name), b"another's").unwrap();
         drop(blob);
         assert!(root.path().join("deep/er/page.html").exists(), "kept");
+        assert!(root.path().join(&name).exists(), "not the blob's to remove");
         // Only a regular file of the directory is adopted.
         std::os::unix::fs::symlink("/etc/passwd", root.path().join(".seams-tmp-link")).unwrap();
         assert!(out.adopt(".seams-tmp-link", "stolen.txt", None).is_err());

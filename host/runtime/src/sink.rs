@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 
@@ -126,12 +126,16 @@ struct BlobFile {
     name: String,
     /// Its metadata right after the last write to it.
     written: Option<std::fs::Metadata>,
+    /// Renamed away by its owner ([`Blob::renamed`]): its name is no
+    /// longer its own.
+    renamed: AtomicBool,
 }
 
 impl Drop for BlobFile {
     fn drop(&mut self) {
-        // Gone already when it was moved into place.
-        let _ = std::fs::remove_file(self.dir.join(&self.name));
+        if !self.renamed.load(Ordering::Relaxed) {
+            let _ = std::fs::remove_file(self.dir.join(&self.name));
+        }
     }
 }
 
@@ -149,6 +153,7 @@ impl BlobFile {
             dir,
             name,
             written: None,
+            renamed: AtomicBool::new(false),
         }
     }
 
@@ -212,12 +217,21 @@ impl Blob {
     }
 
     /// The directory and file name holding the bytes, when they are in a
-    /// file: a caller may rename the file (it is then no longer removed)
-    /// or read it ([`Blob::read`]).
+    /// file: a caller may rename the file (and then says so,
+    /// [`Blob::renamed`]) or read it ([`Blob::read`]).
     pub fn file(&self) -> Option<(&Path, &str)> {
         match &*self.place {
             Place::File(file) => Some((file.dir.as_path(), file.name.as_str())),
             Place::Held(_) => None,
+        }
+    }
+
+    /// Records that the caller renamed the file away: it is no longer
+    /// removed by its old name when the blob goes (where, by then, another
+    /// file may be).
+    pub fn renamed(&self) {
+        if let Place::File(file) = &*self.place {
+            file.renamed.store(true, Ordering::Relaxed);
         }
     }
 
