@@ -677,7 +677,7 @@ mod tests {
             generator: "htmx".to_owned(),
             generator_version: "0.1.0".to_owned(),
             component_sha256: String::new(),
-            sources: Vec::new(),
+            sources: Arc::default(),
         };
         // (what happened to the page after seams wrote it, whether the
         // record then vouches for the page as it is, whether the record

@@ -8,6 +8,8 @@
 //! changed since, so only bytes recorded in neither are ever called
 //! hand-edited.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::audit::locked_path;
@@ -124,7 +126,7 @@ pub fn recover(
                 generator: write.generator.clone(),
                 generator_version: String::new(),
                 component_sha256: String::new(),
-                sources: Vec::new(),
+                sources: Arc::default(),
             });
         }
     }

@@ -13,6 +13,7 @@
 //! and again for its sidecar, or every index.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use seams_model::input_text;
 use serde::{Deserialize, Serialize};
@@ -115,15 +116,15 @@ pub struct LockedOutput {
     /// The model IRIs it was made from: ascending indexes into
     /// [`Lock::sources`].
     #[serde(serialize_with = "indexes_text")]
-    pub sources: Vec<u32>,
+    pub sources: Arc<[u32]>,
 }
 
 /// Ascending indexes as one string of decimal numbers separated by
 /// spaces, three or more consecutive ones as `first-last`.
-fn indexes_text<S: serde::Serializer>(indexes: &[u32], s: S) -> Result<S::Ok, S::Error> {
+fn indexes_text<S: serde::Serializer>(indexes: &Arc<[u32]>, s: S) -> Result<S::Ok, S::Error> {
     use std::fmt::Write;
     let mut text = String::new();
-    let mut rest = indexes;
+    let mut rest = &indexes[..];
     while let Some(&first) = rest.first() {
         // The run of consecutive indexes that starts here.
         let run = rest
@@ -274,7 +275,7 @@ impl RawLock {
                 generator: o.generator,
                 generator_version: o.generator_version,
                 component_sha256: o.component_sha256,
-                sources,
+                sources: sources.into(),
             });
         }
         Ok(Lock {
@@ -514,7 +515,7 @@ mod tests {
                     generator: "htmx".into(),
                     generator_version: "0.1.0".into(),
                     component_sha256: "cd".into(),
-                    sources: vec![1],
+                    sources: [1].into(),
                 },
                 LockedOutput {
                     path: "out/a.html".into(),
@@ -522,7 +523,7 @@ mod tests {
                     generator: "htmx".into(),
                     generator_version: "0.1.0".into(),
                     component_sha256: "cd".into(),
-                    sources: vec![],
+                    sources: [].into(),
                 },
             ],
             sources: vec!["urn:a".into(), "urn:b".into()],
@@ -690,7 +691,7 @@ mod tests {
             (vec![1, 3, 4, 5, 6, 9, 10, 11], "1 3-6 9-11"),
             ((0..12).collect(), "0-11"),
         ] {
-            lock.outputs[0].sources = indexes.clone();
+            lock.outputs[0].sources = indexes.clone().into();
             let written = lock.to_text();
             assert!(
                 written.contains(&format!("\"sources\": \"{text}\"")),
@@ -698,10 +699,10 @@ mod tests {
             );
             let back = Lock::parse("seams.lock", &written).unwrap();
             let same = back.outputs.iter().find(|o| o.path == lock.outputs[0].path);
-            assert_eq!(same.unwrap().sources, indexes, "{text}");
+            assert_eq!(*same.unwrap().sources, indexes, "{text}");
         }
         // Format 5 wrote every index; its locks read the same.
-        lock.outputs[0].sources = vec![0, 1, 2, 3];
+        lock.outputs[0].sources = [0, 1, 2, 3].into();
         let v5 = lock
             .to_text()
             .replace("\"0-3\"", "\"0 1 2 3\"")
@@ -709,8 +710,8 @@ mod tests {
         let back = Lock::parse("seams.lock", &v5).unwrap();
         let same = back.outputs.iter().find(|o| o.path == lock.outputs[0].path);
         assert_eq!(
-            (back.lock_version, &same.unwrap().sources),
-            (5, &vec![0, 1, 2, 3])
+            (back.lock_version, &*same.unwrap().sources),
+            (5, &[0, 1, 2, 3][..])
         );
     }
 
@@ -765,8 +766,8 @@ mod tests {
         ]}"#;
         let lock = Lock::parse("seams.lock", v4).unwrap();
         assert_eq!(lock.sources, ["urn:a", "urn:m", "urn:z"]);
-        assert_eq!(lock.outputs[0].sources, [0, 2]);
-        assert_eq!(lock.outputs[1].sources, [1]);
+        assert_eq!(*lock.outputs[0].sources, [0, 2]);
+        assert_eq!(*lock.outputs[1].sources, [1]);
         assert_eq!(
             lock.lock_version, 4,
             "kept, so the next generate rewrites it"

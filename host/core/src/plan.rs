@@ -3,7 +3,7 @@
 //! [`crate::apply`] carries it out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use crate::audit::{Contents, FileAudit, FileState};
 use crate::generation::{Generation, SourcedRun};
@@ -41,17 +41,36 @@ pub(crate) fn lock_for(
                 })
         })
         .collect();
-    // The table of every IRI an output cites, and each one's index. A
-    // run's outputs share one string per IRI (thousands of pages cite the
-    // same thousands of IRIs): told apart by address first, each string is
-    // compared and hashed once, not once per output citing it.
-    let mut distinct: HashMap<usize, &str, BuildHasherDefault<ByAddress>> = HashMap::default();
-    for output in generation.runs.iter().flat_map(|r| &r.run.outputs) {
-        for iri in &output.sources {
-            distinct.entry(address(iri)).or_insert(iri);
-        }
-    }
-    let mut iris: BTreeSet<&str> = distinct.values().copied().collect();
+    // The table of every IRI an output cites, and each one's index. Each
+    // run's outputs cite IRIs by their index in the run's own table of
+    // terms: each string is compared and hashed once, not once per output
+    // citing it, and an output's IRIs become the table's indexes by two
+    // array lookups each.
+    let cited: Vec<Vec<bool>> = generation
+        .runs
+        .iter()
+        .map(|SourcedRun { run, .. }| {
+            let mut cited = vec![false; run.terms.len()];
+            for &i in run.outputs.iter().flat_map(|o| &o.sources) {
+                if let Some(c) = cited.get_mut(i as usize) {
+                    *c = true;
+                }
+            }
+            cited
+        })
+        .collect();
+    let mut iris: BTreeSet<&str> = generation
+        .runs
+        .iter()
+        .zip(&cited)
+        .flat_map(|(SourcedRun { run, .. }, cited)| {
+            run.terms
+                .iter()
+                .zip(cited)
+                .filter(|(_, cited)| **cited)
+                .map(|(term, _)| &**term)
+        })
+        .collect();
     if let Some(previous) = previous {
         for (_, outputs) in &kept {
             for output in outputs {
@@ -63,10 +82,6 @@ pub(crate) fn lock_for(
         .iter()
         .enumerate()
         .map(|(i, iri)| (*iri, i as u32))
-        .collect();
-    let at: HashMap<usize, u32, BuildHasherDefault<ByAddress>> = distinct
-        .iter()
-        .map(|(&address, iri)| (address, index[iri]))
         .collect();
     let mut lock = Lock {
         lock_version: LOCK_VERSION,
@@ -96,12 +111,23 @@ pub(crate) fn lock_for(
             component_sha256: run.component_sha256.clone(),
             oci,
         });
+        // Each of the run's terms' index in the table (those cited).
+        let at: Vec<u32> = run
+            .terms
+            .iter()
+            .map(|term| index.get(&**term).copied().unwrap_or(u32::MAX))
+            .collect();
         // An output's sources are sorted, and so is the table: its indexes
-        // ascend.
-        let sources: Vec<Vec<u32>> = run
+        // ascend. An output and its sidecar share them.
+        let sources: Vec<Arc<[u32]>> = run
             .outputs
             .iter()
-            .map(|o| o.sources.iter().map(|iri| at[&address(iri)]).collect())
+            .map(|o| {
+                o.sources
+                    .iter()
+                    .filter_map(|&i| at.get(i as usize).copied())
+                    .collect()
+            })
             .collect();
         for file in files {
             lock.outputs.push(LockedOutput {
@@ -126,39 +152,6 @@ pub(crate) fn lock_for(
         }
     }
     lock
-}
-
-/// Where a shared IRI string lives: its identity while the run's outputs
-/// hold it.
-fn address(iri: &std::sync::Arc<str>) -> usize {
-    std::sync::Arc::as_ptr(iri).cast::<u8>() as usize
-}
-
-/// Hashes an address: spread by one multiplication, as addresses are
-/// already distinct (SipHash, the default, would cost more than the
-/// lookup it serves).
-#[derive(Default)]
-struct ByAddress(u64);
-
-impl Hasher for ByAddress {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        let mixed = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = mixed ^ (mixed >> 32);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// Everything a generate will write and delete, and what it refuses to.
@@ -332,7 +325,7 @@ mod tests {
                     generator: "g".into(),
                     generator_version: "1".into(),
                     component_sha256: "c".into(),
-                    sources: Vec::new(),
+                    sources: Arc::default(),
                 })
                 .collect(),
             sources: Vec::new(),

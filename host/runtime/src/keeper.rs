@@ -43,12 +43,12 @@ const IDLE: usize = 2;
 const WORKERS: usize = 2;
 
 /// A render, finished: its text and sidecar start written, the model
-/// terms its trace cites.
+/// terms its trace cites (indexes into the run's [`Terms`]).
 #[derive(Debug)]
 pub(crate) struct Finished {
     pub(crate) text: Blob,
     pub(crate) sidecar: Option<BlobWriter>,
-    pub(crate) sources: Vec<Arc<str>>,
+    pub(crate) sources: Vec<u32>,
 }
 
 /// What the finishing thread needs, owned.
@@ -385,7 +385,11 @@ impl Work {
             Some(start) => {
                 let mut sidecar = BlobWriter::new(&self.spill);
                 sidecar.write(start.head.as_bytes()).map_err(written)?;
-                (Some(sidecar), self.terms.intern_all(start.sources()))
+                let sources = self
+                    .terms
+                    .intern_all(start.sources())
+                    .map_err(|e| GeneratorErrorKind::Protocol(e.to_string()))?;
+                (Some(sidecar), sources)
             }
             None => (None, Vec::new()),
         };

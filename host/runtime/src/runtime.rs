@@ -48,10 +48,11 @@ pub struct Output {
     /// Its trace: the host's for rendered files, the generator's `trace`
     /// export's for plain text (when it gives one).
     pub trace: Option<Vec<TraceLine>>,
-    /// Model IRIs the file was made from, sorted: the union of its trace's
-    /// terms, or what the `sources` export says for untraced files. The
-    /// run's outputs share each IRI's string.
-    pub sources: Vec<Arc<str>>,
+    /// Model IRIs the file was made from, sorted by their text: the union
+    /// of its trace's terms, or what the `sources` export says for
+    /// untraced files. Indexes into the run's [`GeneratorRun::terms`]
+    /// (read them with [`GeneratorRun::source_iris`]).
+    pub sources: Vec<u32>,
     /// Whether a trace or the `sources` export names the file.
     pub named: bool,
 }
@@ -81,6 +82,9 @@ pub struct GeneratorRun {
     pub component_sha256: String,
     /// Its files, sorted by path.
     pub outputs: Vec<Output>,
+    /// Every model IRI its outputs cite, each once, at the index the
+    /// outputs' sources give it (in no particular order).
+    pub terms: Vec<Arc<str>>,
     /// What it logged (and printed), bounded.
     pub log: Vec<String>,
     /// Files the `trace` or `sources` export named that `render` did not
@@ -97,9 +101,21 @@ pub struct GeneratorRun {
     pub renders_twice: Option<String>,
 }
 
+impl GeneratorRun {
+    /// The model IRIs `output` (one of [`GeneratorRun::outputs`]) was made
+    /// from, sorted.
+    pub fn source_iris<'a>(&'a self, output: &'a Output) -> impl Iterator<Item = &'a str> {
+        output
+            .sources
+            .iter()
+            .filter_map(|&i| self.terms.get(i as usize).map(|t| &**t))
+    }
+}
+
 /// What a generator's steps after `meta` made.
 struct Made {
     outputs: Vec<Output>,
+    terms: Vec<Arc<str>>,
     naming: Vec<String>,
     fuel: u64,
     renders_twice: Option<String>,
@@ -387,6 +403,7 @@ impl Runtime {
             meta,
             component_sha256: generator.sha256.clone(),
             outputs: made.outputs,
+            terms: made.terms,
             log,
             naming: made.naming,
             fuel: made.fuel,
@@ -790,11 +807,16 @@ fn generate_steps(
     // tracing render in `Sandbox::render`).
     for output in outputs.iter_mut().filter(|_| tracing) {
         if let Some(lines) = output.rendered.as_mut().and_then(|r| r.trace.take()) {
-            output.sources = store.data_mut().intern_all(sources_of(&lines));
+            output.sources = store.data_mut().intern_all(sources_of(&lines))?;
             output.trace = Some(lines);
             output.named = true;
         }
     }
+
+    // The terms cited so far are checked against the model on a thread of
+    // their own while the generator is asked for its traces and sources
+    // (at expense x1000, 100 ms of the run's end, on one core).
+    let early = early_term_check(store.data());
 
     // Plain-text files: the generator's own traces, checked, never trusted
     // (asked for even when every file was rendered, so a lie is caught).
@@ -844,7 +866,7 @@ fn generate_steps(
                 ))
             })?;
             check_origins(&line_counts, &output.path, &lines)?;
-            output.sources = store.data_mut().intern_all(sources_of(&lines));
+            output.sources = store.data_mut().intern_all(sources_of(&lines))?;
             output.trace = Some(lines);
             output.named = true;
         }
@@ -870,15 +892,16 @@ fn generate_steps(
             let mut iris = entry.iris;
             iris.sort();
             iris.dedup();
-            output.sources = store.data_mut().intern_all(iris);
+            output.sources = store.data_mut().intern_all(iris)?;
         }
     }
     let sandbox = store.data();
     let terms = sandbox.terms();
-    check_terms(sandbox.model(), terms.iter().map(|t| &**t), &outputs)?;
+    check_terms(sandbox.model(), &terms, early, &outputs)?;
     let fuel = limits.fuel.saturating_sub(store.get_fuel()?);
     Ok(Made {
         outputs,
+        terms,
         naming,
         fuel,
         renders_twice,
@@ -886,7 +909,7 @@ fn generate_steps(
 }
 
 /// A kept render, finished: its stored files and its sources.
-type StoredKept = std::io::Result<(Stored, Vec<Arc<str>>)>;
+type StoredKept = std::io::Result<(Stored, Vec<u32>)>;
 
 /// Finishes a render the sink kept, now that its output's path is known:
 /// the stored files and the render's sources.
@@ -981,17 +1004,59 @@ fn check_origins(
     Ok(())
 }
 
+/// The terms a run cites so far, being checked on a thread of their own
+/// ([`check_terms`]): how many, and whether the model mentions them all.
+struct EarlyCheck {
+    checked: usize,
+    mentioned: budget::Alongside<bool>,
+}
+
+/// Starts checking the terms `sandbox`'s run cites so far; `None` when
+/// there are few (or a thread cannot start): [`check_terms`] checks them.
+fn early_term_check(sandbox: &Sandbox) -> Option<EarlyCheck> {
+    let terms = sandbox.terms();
+    if terms.len() < EARLY_TERMS {
+        return None;
+    }
+    EarlyCheck::start(sandbox.budget(), sandbox.shared_model(), terms)
+}
+
+impl EarlyCheck {
+    fn start(budget: &Arc<Budget>, model: Arc<Model>, terms: Vec<Arc<str>>) -> Option<EarlyCheck> {
+        let checked = terms.len();
+        let mentioned = budget::alongside(budget, "seams-terms", move || {
+            terms.iter().all(|term| model.mentions(term))
+        })
+        .ok()?;
+        Some(EarlyCheck { checked, mentioned })
+    }
+}
+
+/// Fewer terms than this are checked at the end of the run: a thread
+/// would cost more than they do.
+const EARLY_TERMS: usize = 1024;
+
 /// Every trace term and every source must be something the model
 /// mentions: the sidecars and the lock cite the model, not what a
 /// generator claims.
-fn check_terms<'a>(
+fn check_terms(
     model: &Model,
-    mut terms: impl Iterator<Item = &'a str>,
+    terms: &[Arc<str>],
+    early: Option<EarlyCheck>,
     outputs: &[Output],
 ) -> Result<(), GeneratorErrorKind> {
     // Every term a run cites is interned: each is checked once, and only
-    // when one is wrong are the outputs searched to say where.
-    if terms.all(|term| model.mentions(term)) {
+    // when one is wrong are the outputs searched to say where. Terms are
+    // only ever added to the table, so those checked early are its start.
+    let mentioned = |terms: &[Arc<str>]| terms.iter().all(|term| model.mentions(term));
+    let all_mentioned = match early {
+        Some(early) if early.checked <= terms.len() => {
+            let (before, after) = terms.split_at(early.checked);
+            mentioned(after) && early.mentioned.join().unwrap_or_else(|| mentioned(before))
+        }
+        _ => mentioned(terms),
+    };
+    if all_mentioned {
         return Ok(());
     }
     let mut known: HashSet<&str> = HashSet::new();
@@ -1001,7 +1066,11 @@ fn check_terms<'a>(
             .iter()
             .flatten()
             .flat_map(|l| l.terms.iter().map(move |t| (t.as_str(), Some(l.line))));
-        let sourced = output.sources.iter().map(|t| (&**t, None));
+        let sourced = output
+            .sources
+            .iter()
+            .filter_map(|&i| terms.get(i as usize))
+            .map(|t| (&**t, None));
         // A stored sidecar's terms are its sources.
         let stored_trace = output.stored.as_ref().is_some_and(|s| s.sidecar.is_some());
         for (term, line) in traced.chain(sourced) {
@@ -1116,6 +1185,63 @@ mod tests {
     use std::collections::BTreeSet;
 
     #[test]
+    fn terms_checked_early_or_at_the_end_pass_and_fail_alike() {
+        let model = Arc::new(
+            Model::parse(
+                "model.ttl",
+                "<urn:a> <urn:p> <urn:b> .\n<urn:c> <urn:p> \"x\" .\n",
+            )
+            .unwrap(),
+        );
+        let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(600));
+        let _entered = budget.enter();
+        let table = |names: &[&str]| -> Vec<Arc<str>> {
+            names
+                .iter()
+                .map(|n| Arc::from(format!("urn:{n}")))
+                .collect()
+        };
+        let output = |sources: Vec<u32>| Output {
+            path: "page.html".into(),
+            text: String::new(),
+            stored: None,
+            rendered: None,
+            trace: None,
+            sources,
+            named: true,
+        };
+        // (the table, how much of it was checked early, whether it passes)
+        for (names, early, passes) in [
+            (&["a", "p", "b", "c"][..], None, true),
+            (&["a", "p", "b", "c"][..], Some(2), true),
+            (&["a", "p", "b", "c"][..], Some(4), true),
+            (&["a", "x", "b"][..], None, false),
+            // Unmentioned among the early ones, or among those after.
+            (&["a", "x", "b"][..], Some(2), false),
+            (&["a", "b", "x"][..], Some(2), false),
+            (&["x", "a"][..], Some(2), false),
+        ] {
+            let terms = table(names);
+            let started =
+                early.and_then(|n| EarlyCheck::start(&budget, model.clone(), terms[..n].to_vec()));
+            assert_eq!(started.is_some(), early.is_some(), "{names:?}");
+            let outputs = [output((0..terms.len() as u32).collect())];
+            let checked = check_terms(&model, &terms, started, &outputs);
+            match checked {
+                Ok(()) => assert!(passes, "{names:?} passed"),
+                Err(e) => {
+                    assert!(!passes, "{names:?}: {e}");
+                    let e = e.to_string();
+                    assert!(
+                        e.contains("the sources of \"page.html\" names \"urn:x\""),
+                        "{e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn kept_renders_are_finished_in_order_on_every_core_and_a_failure_stays_with_its_output() {
         let dir = tempfile::tempdir().unwrap();
         let spill = Spill::of(&Sink::Files {
@@ -1144,7 +1270,7 @@ mod tests {
             jobs.push(Kept {
                 text: Blob::write(dir.path(), format!("text {i}").as_bytes()).unwrap(),
                 sidecar: Some(sidecar),
-                sources: vec![Arc::from(format!("urn:{i}"))],
+                sources: vec![i],
             });
             paths.push(format!("page-{i}.html"));
             heads.push(head);
@@ -1172,7 +1298,7 @@ mod tests {
             let expected = format!("{}{}", heads[i], sidecar_tail(&paths[i]));
             assert_eq!(&*sidecar.read().unwrap(), expected.as_bytes(), "{i}");
             assert_eq!(sidecar.sha256(), sha256_hex(expected.as_bytes()));
-            assert_eq!(sources, [Arc::<str>::from(format!("urn:{i}"))]);
+            assert_eq!(sources, [i as u32]);
         }
         assert!(store_all_kept(&budget, Vec::new()).is_empty());
     }

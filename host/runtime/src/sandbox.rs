@@ -66,8 +66,8 @@ pub(crate) struct Kept {
     /// The sidecar's start, written; it is finished once the render's
     /// output path is known.
     pub(crate) sidecar: Option<BlobWriter>,
-    /// The union of the trace's terms.
-    pub(crate) sources: Vec<Arc<str>>,
+    /// The union of the trace's terms, as indexes into the run's terms.
+    pub(crate) sources: Vec<u32>,
 }
 
 /// Templates being parsed on a thread of their own, and what the run
@@ -329,12 +329,22 @@ impl Sandbox {
         })
     }
 
-    /// `terms`, each as the run's one shared string.
-    pub(crate) fn intern_all(&mut self, terms: Vec<String>) -> Vec<Arc<str>> {
-        self.terms.intern_all(terms)
+    /// The index of each of `terms` in the run's table of terms.
+    ///
+    /// # Errors
+    ///
+    /// The table is full.
+    pub(crate) fn intern_all(
+        &mut self,
+        terms: Vec<String>,
+    ) -> Result<Vec<u32>, GeneratorErrorKind> {
+        self.terms
+            .intern_all(terms)
+            .map_err(|e| GeneratorErrorKind::Protocol(e.to_string()))
     }
 
-    /// Every term the run's outputs cite so far.
+    /// The run's table of terms: every term its outputs cite so far, at
+    /// its index.
     pub(crate) fn terms(&self) -> Vec<Arc<str>> {
         self.terms.all()
     }

@@ -681,6 +681,7 @@ mod tests {
                 sources: Vec::new(),
                 named: true,
             }],
+            terms: Vec::new(),
             log: Vec::new(),
             naming: Vec::new(),
             fuel: 0,
