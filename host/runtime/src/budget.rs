@@ -213,6 +213,27 @@ impl<R> Alongside<R> {
     }
 }
 
+/// How much lower than the run's own threads a thread whose result is
+/// wanted only at the end of the run ([`in_background`]) is scheduled
+/// (Linux nice levels).
+const BACKGROUND_NICENESS: i32 = 5;
+
+/// Lowers the calling thread's scheduling priority: work whose result the
+/// run wants only at its end (the model check) then takes the cores the
+/// generator and the template parser leave. On two cores, a check beside
+/// extract and the template parser delayed the first render of a small
+/// model by the parse's time. Best effort: where it is refused, nothing
+/// changes.
+pub(crate) fn in_background() {
+    let thread = Some(rustix::thread::gettid());
+    if let Ok(now) = rustix::process::getpriority_process(thread) {
+        let _ = rustix::process::setpriority_process(
+            thread,
+            now.saturating_add(BACKGROUND_NICENESS).min(19),
+        );
+    }
+}
+
 /// While alive, the thread's allocations are charged to a budget.
 pub(crate) struct Entered {
     _budget: Arc<Budget>,
@@ -429,6 +450,23 @@ unsafe impl GlobalAlloc for Accounting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_background_thread_is_scheduled_below_the_others() {
+        let niceness = || rustix::process::getpriority_process(Some(rustix::thread::gettid()));
+        let here = niceness().unwrap();
+        let there = std::thread::spawn(move || {
+            let before = niceness().unwrap();
+            in_background();
+            (before, niceness().unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(there.0, here);
+        assert_eq!(there.1, (here + BACKGROUND_NICENESS).min(19));
+        // The thread's alone: this one is as it was.
+        assert_eq!(niceness().unwrap(), here);
+    }
 
     #[test]
     fn capped_work_gives_its_result_or_why_it_was_abandoned() {

@@ -649,6 +649,9 @@ fn run_steps(
             let model = store.data().shared_model();
             let vocabularies = meta.vocabularies.clone();
             let check = budget::alongside(store.data().budget(), "seams-check", move || {
+                // Wanted at the end of the run: the generator and the
+                // template parser come first.
+                budget::in_background();
                 seams_model::vocabulary::check(&model, &vocabularies)
             })
             .map_err(|e| {
