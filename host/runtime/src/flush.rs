@@ -12,6 +12,7 @@
 //! that last one, which reports errors.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Mutex, PoisonError};
 
@@ -25,6 +26,8 @@ pub(crate) const EVERY: u64 = 16 << 20;
 pub(crate) struct Flusher {
     dir: PathBuf,
     state: Mutex<State>,
+    /// The syncing thread runs: [`Flusher::syncing`].
+    syncing: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -47,6 +50,7 @@ impl Flusher {
         Flusher {
             dir,
             state: Mutex::new(State::default()),
+            syncing: AtomicBool::new(false),
         }
     }
 
@@ -75,6 +79,7 @@ impl Flusher {
                 Ok(thread) => {
                     state.wake = Some(wake);
                     state.thread = Some(thread);
+                    self.syncing.store(true, Ordering::Relaxed);
                 }
                 Err(_) => {
                     state.unable = true;
@@ -88,7 +93,15 @@ impl Flusher {
             // The thread ended (its directory could not be opened).
             state.wake = None;
             state.unable = true;
+            self.syncing.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// Whether the background syncs run: from then on they write the
+    /// run's files out, many at once, and a file's writeback is not
+    /// started as it is written (see `BlobFile::append`).
+    pub(crate) fn syncing(&self) -> bool {
+        self.syncing.load(Ordering::Relaxed)
     }
 
     /// Whether a sync was ever asked for.
@@ -169,10 +182,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let flusher = Flusher::new(dir.path().join("gone"));
         flusher.wrote(EVERY as usize);
+        assert!(flusher.syncing());
         let thread = flusher.state.lock().unwrap().thread.take().unwrap();
         thread.join().unwrap();
-        // The next request finds the thread gone, and no other starts.
+        // The next request finds the thread gone, and no other starts:
+        // files' writeback is started as they are written again.
         flusher.wrote(EVERY as usize);
+        assert!(!flusher.syncing());
         let state = flusher.state.lock().unwrap();
         assert!(state.unable && state.wake.is_none() && state.thread.is_none());
     }
