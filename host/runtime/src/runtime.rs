@@ -82,8 +82,8 @@ pub struct GeneratorRun {
     pub component_sha256: String,
     /// Its files, sorted by path.
     pub outputs: Vec<Output>,
-    /// Every model IRI its outputs cite, each once, at the index the
-    /// outputs' sources give it (in no particular order).
+    /// Every model IRI its traces and sources named, each once, at the
+    /// index the outputs' sources give it (in no particular order).
     pub terms: Vec<Arc<str>>,
     /// What it logged (and printed), bounded.
     pub log: Vec<String>,
