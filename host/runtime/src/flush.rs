@@ -2,7 +2,7 @@
 //!
 //! Nothing is renamed into place before one sync of the file system has
 //! made every staged output durable (seams-core's `apply`). Left to then,
-//! that sync writes the whole generation while the user waits, though
+//! that sync writes the whole generation while the user waits, even when
 //! every file's writeback was started as it was written (writeback is not
 //! durability: the disk's cache is flushed only by a sync). So a run syncs
 //! its file system in the background every [`EVERY`] bytes it writes, and

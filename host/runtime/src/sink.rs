@@ -196,8 +196,9 @@ impl BlobFile {
 }
 
 /// Starts writing `file`'s new bytes to disk, without waiting for them, so
-/// that the disk works while the run goes on (the background syncs of
-/// [`Flusher`] then find them written, and only flush the disk's cache).
+/// that the disk works while the run goes on (the closing sync of a run
+/// too small for the background syncs of [`Flusher`] then finds them
+/// written, and only flushes the disk's cache).
 #[cfg(target_os = "linux")]
 fn start_writeback(file: &std::fs::File) {
     use std::os::fd::AsRawFd;
