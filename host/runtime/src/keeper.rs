@@ -385,10 +385,7 @@ impl Work {
             Some(start) => {
                 let mut sidecar = BlobWriter::new(&self.spill);
                 sidecar.write(start.head.as_bytes()).map_err(written)?;
-                let sources = self
-                    .terms
-                    .intern_all(start.sources())
-                    .map_err(|e| GeneratorErrorKind::Protocol(e.to_string()))?;
+                let sources = self.terms.intern_all(start.sources())?;
                 (Some(sidecar), sources)
             }
             None => (None, Vec::new()),

@@ -340,7 +340,7 @@ impl Sandbox {
     ) -> Result<Vec<u32>, GeneratorErrorKind> {
         self.terms
             .intern_all(terms)
-            .map_err(|e| GeneratorErrorKind::Protocol(e.to_string()))
+            .map_err(GeneratorErrorKind::from)
     }
 
     /// The run's table of terms: every term its outputs cite so far, at

@@ -8,6 +8,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::error::GeneratorErrorKind;
+
 /// A run's table of terms.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Terms(Arc<Mutex<Table>>);
@@ -25,6 +27,13 @@ pub(crate) struct TableFull;
 impl std::fmt::Display for TableFull {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "the run cites more than {} distinct IRIs", u32::MAX)
+    }
+}
+
+/// A generator that cites that many IRIs breaks the protocol's bounds.
+impl From<TableFull> for GeneratorErrorKind {
+    fn from(full: TableFull) -> Self {
+        GeneratorErrorKind::Protocol(full.to_string())
     }
 }
 
@@ -79,5 +88,11 @@ mod tests {
         let texts: Vec<&str> = all.iter().map(|t| &**t).collect();
         assert_eq!(texts, ["urn:b", "urn:a", "urn:c"]);
         assert!(Arc::ptr_eq(&all[1], &terms.all()[1]));
+    }
+
+    #[test]
+    fn a_full_table_is_the_generators_error_not_a_panic() {
+        let why = GeneratorErrorKind::from(TableFull).to_string();
+        assert!(why.contains("more than 4294967295 distinct IRIs"), "{why}");
     }
 }
