@@ -20,7 +20,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use seams_templates::{Rendered, TemplateService};
+use seams_templates::{Citations, Rendered, TemplateService};
 
 use crate::budget::{self, Budget};
 use crate::error::GeneratorErrorKind;
@@ -341,6 +341,7 @@ impl Work {
     ) {
         // Jobs are taken in order, so when one fails, every job before it
         // is taken already and is finished by the thread that took it.
+        let mut citations = Citations::new();
         while !self.failed.load(Ordering::Relaxed) {
             let job = queue
                 .lock()
@@ -352,9 +353,10 @@ impl Work {
                 Err(_) => return,
             };
             let Job { number, rendered } = job;
-            let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.finish(rendered)))
-                    .unwrap_or_else(|payload| Err(GeneratorErrorKind::from_panic(&*payload)));
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.finish(rendered, &mut citations)
+            }))
+            .unwrap_or_else(|payload| Err(GeneratorErrorKind::from_panic(&*payload)));
             if result.is_err() {
                 self.failed.store(true, Ordering::Relaxed);
             }
@@ -364,11 +366,15 @@ impl Work {
         }
     }
 
-    fn finish(&self, mut rendered: Rendered) -> Result<Finished, GeneratorErrorKind> {
+    fn finish(
+        &self,
+        mut rendered: Rendered,
+        citations: &mut Citations,
+    ) -> Result<Finished, GeneratorErrorKind> {
         let start = if self.tracing {
             Some(
                 self.service
-                    .trace_to_sidecar(&mut rendered, &self.generator)?,
+                    .trace_to_sidecar(&mut rendered, &self.generator, citations)?,
             )
         } else {
             None
@@ -385,7 +391,8 @@ impl Work {
             Some(start) => {
                 let mut sidecar = BlobWriter::new(&self.spill);
                 sidecar.write(start.head.as_bytes()).map_err(written)?;
-                let sources = self.terms.intern_all(start.sources())?;
+                let sources =
+                    citations.run_numbers(&start, |texts| self.terms.intern_all(texts))?;
                 (Some(sidecar), sources)
             }
             None => (None, Vec::new()),

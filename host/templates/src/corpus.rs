@@ -134,10 +134,14 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
                 .render_json_to_trace(&main, &case.context.to_string())
                 .unwrap(),
         ] {
-            match (&trace, service.trace_to_sidecar(&mut made, generator)) {
+            let mut citations = crate::Citations::new();
+            match (
+                &trace,
+                service.trace_to_sidecar(&mut made, generator, &mut citations),
+            ) {
                 (Ok(lines), Ok(start)) => {
                     assert_eq!(start.head, sidecar_head(generator, lines), "{name}");
-                    let sources: Vec<&str> = start.sources().collect();
+                    let sources: Vec<&str> = start.sources(&citations).collect();
                     assert_eq!(sources, sources_of(lines), "{name}");
                     cited += usize::from(!sources.is_empty());
                     assert_eq!(made.text, rendered.text, "{name}");

@@ -24,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+mod citations;
 #[cfg(test)]
 mod corpus;
 mod error;
@@ -32,6 +33,7 @@ mod service;
 mod syntax;
 mod trace;
 
+pub use citations::Citations;
 pub use error::TemplateError;
 pub use service::{Rendered, SidecarStart, TemplateService};
 pub use syntax::Syntax;

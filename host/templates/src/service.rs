@@ -13,6 +13,7 @@
 //! `instrument`), and the context cannot hold a sentinel, a render to be
 //! traced is made once, instrumented: its stripped text is the output.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use minijinja::value::{Object, Value};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
+use crate::citations::Citations;
 use crate::error::TemplateError;
 use crate::syntax::{Delimiters, Syntax};
 use crate::trace::{HeadWriter, TraceLine};
@@ -280,9 +282,10 @@ impl TemplateService {
 
     /// [`TemplateService::trace`], written straight into the start of the
     /// output's sidecar ([`crate::sidecar_head`]'s text), with the terms
-    /// the trace cites: for the sidecar, a line's strings are borrowed from
-    /// the render, not copied into [`TraceLine`]s (thousands of pages that
-    /// each cite the same thousands of objects).
+    /// the trace cites, numbered in `citations`: for the sidecar, a line's
+    /// strings are borrowed from the render, not copied into
+    /// [`TraceLine`]s (thousands of pages that each cite the same
+    /// thousands of objects).
     ///
     /// # Errors
     ///
@@ -291,20 +294,26 @@ impl TemplateService {
         &self,
         rendered: &mut Rendered,
         generator: &str,
+        citations: &mut Citations,
     ) -> Result<SidecarStart, TemplateError> {
         // A guess at the line count, capped: a render of one huge line
         // must not reserve a sidecar of its size; past the cap, it grows.
         let mut head = HeadWriter::new(generator, (rendered.text_len() / 64).min(1 << 16));
-        let mut cited: Vec<Value> = Vec::new();
+        let mut cited: Vec<u32> = Vec::new();
+        citations.next_trace();
         self.walk_trace(rendered, Scopes::Dropped, &mut |line| {
             head.line(
                 line.number,
                 line.templates.iter().copied(),
-                line.terms.iter().map(iri_text),
+                line.terms.iter().map(|t| iri_text(t)),
             );
-            cited.extend_from_slice(line.terms);
+            cited.extend(line.terms.iter().map(|t| citations.local(t)));
         })?;
-        sort_iris(&mut cited);
+        // Numbered as met, so mostly in order already: sorted as numbers
+        // (each text has one), then by text, which finds runs in order.
+        cited.sort_unstable();
+        cited.dedup();
+        cited.sort_by(|a, b| citations.text(*a).cmp(citations.text(*b)));
         Ok(SidecarStart {
             head: head.finish(),
             cited,
@@ -720,15 +729,16 @@ fn same_text(
 pub struct SidecarStart {
     /// The sidecar's text up to its lines' end (see [`crate::sidecar_tail`]).
     pub head: String,
-    /// The terms cited, sorted and once each.
-    cited: Vec<Value>,
+    /// The terms cited, sorted by text and once each, as numbered in the
+    /// [`Citations`] the trace was given.
+    pub(crate) cited: Vec<u32>,
 }
 
 impl SidecarStart {
     /// The model IRIs the lines cite, sorted, each once: the output's lock
-    /// sources.
-    pub fn sources(&self) -> impl Iterator<Item = &str> {
-        self.cited.iter().map(iri_text)
+    /// sources. `citations` is the numbering the trace was given.
+    pub fn sources<'a>(&'a self, citations: &'a Citations) -> impl Iterator<Item = &'a str> {
+        self.cited.iter().map(|&c| citations.text(c))
     }
 }
 
@@ -746,10 +756,10 @@ struct Line<'a> {
     /// `template:line` origins, outermost include first.
     templates: &'a [&'a str],
     /// The IRIs behind it (string values), sorted, each once.
-    terms: &'a [Value],
+    terms: &'a [Cow<'a, Value>],
     /// The IRIs of the view object it was printed in, when asked for or
     /// when they are its terms.
-    scope: &'a [Value],
+    scope: &'a [Cow<'a, Value>],
 }
 
 /// The text of an IRI value (only string values are kept as IRIs).
@@ -758,7 +768,7 @@ fn iri_text(value: &Value) -> &str {
 }
 
 /// Sorts IRI values by their text and drops repeats.
-fn sort_iris(iris: &mut Vec<Value>) {
+fn sort_iris(iris: &mut Vec<Cow<'_, Value>>) {
     // A page cites the same few objects thousands of times, mostly as
     // clones of one value: those repeats go first, by address, keeping
     // the order the lines cited them in.
@@ -778,21 +788,21 @@ fn sort_iris(iris: &mut Vec<Value>) {
 /// Walks a stripped tracing render: per non-blank line, its template
 /// origins and terms, shown to `visit`. A line's buffers are reused for
 /// the next: a page of thousands of lines allocates for few of them.
-fn walk_lines(
+fn walk_lines<'m>(
     name: &str,
     stripped: &Stripped,
-    marks: &[MarkInfo],
-    origins: &Origins,
-    root: &[Value],
+    marks: &'m [MarkInfo],
+    origins: &'m Origins,
+    root: &'m [Value],
     scopes: Scopes,
     visit: &mut dyn FnMut(Line<'_>),
 ) -> Result<(), TemplateError> {
     let lines = &stripped.lines;
     let text = &stripped.text;
     let mut templates: Vec<&str> = Vec::new();
-    let mut terms: Vec<Value> = Vec::new();
-    let mut scope: Vec<Value> = Vec::new();
-    let mut fallback: Vec<Value> = Vec::new();
+    let mut terms: Vec<Cow<'m, Value>> = Vec::new();
+    let mut scope: Vec<Cow<'m, Value>> = Vec::new();
+    let mut fallback: Vec<Cow<'m, Value>> = Vec::new();
     // Per line, the next line with a mark: made when first needed.
     let mut next_marked: Option<Vec<usize>> = None;
     for (number, &(start, _)) in lines.iter().enumerate() {
@@ -836,7 +846,7 @@ fn walk_lines(
                     .find(|object| add_view_iris(object, &mut scope))
             });
             if enclosing.is_none() {
-                scope.extend_from_slice(root);
+                scope.extend(root.iter().map(Cow::Borrowed));
             }
         }
         if templates.is_empty() {
@@ -984,31 +994,70 @@ fn origin_id(arg: Option<&Value>, origins: &Origins) -> Result<usize, Error> {
 }
 
 /// Adds a view object's IRIs (its `iri` and `origins`, when it is one;
-/// only string values) to `terms`, as shared values, not copies: most
-/// lines cite the same few objects many times. Whether it was one.
-fn add_view_iris(value: &Value, terms: &mut Vec<Value>) -> bool {
-    if value.kind() != minijinja::value::ValueKind::Map {
+/// only string values) to `terms`. Whether it was one. Borrowed from a
+/// map read from JSON, where they are found without a copy: most lines
+/// cite the same few objects, shared with the threads rendering, and a
+/// copy of a shared value counts its shared reference up and down.
+fn add_view_iris<'v>(value: &'v Value, terms: &mut Vec<Cow<'v, Value>>) -> bool {
+    if !is_map(value) {
         return false;
     }
-    let Ok(iri) = value.get_attr("iri") else {
+    let Some(map) = value.downcast_object_ref::<BTreeMap<Value, Value>>() else {
+        // Another kind of map: its fields, copied.
+        let Ok(iri) = value.get_attr("iri") else {
+            return false;
+        };
+        if iri.as_str().is_none() {
+            return false;
+        }
+        terms.push(Cow::Owned(iri));
+        if let Ok(origins) = value.get_attr("origins")
+            && let Ok(items) = origins.try_iter()
+        {
+            terms.extend(items.filter(|o| o.as_str().is_some()).map(Cow::Owned));
+        }
+        return true;
+    };
+    let Some(iri) = map_field(map, "iri").filter(|iri| iri.as_str().is_some()) else {
         return false;
     };
-    if iri.as_str().is_none() {
-        return false;
-    }
-    terms.push(iri);
-    if let Ok(origins) = value.get_attr("origins")
-        && let Ok(items) = origins.try_iter()
-    {
-        terms.extend(items.filter(|o| o.as_str().is_some()));
+    terms.push(Cow::Borrowed(iri));
+    if let Some(origins) = map_field(map, "origins") {
+        match origins.downcast_object_ref::<Vec<Value>>() {
+            Some(items) => terms.extend(
+                items
+                    .iter()
+                    .filter(|o| o.as_str().is_some())
+                    .map(Cow::Borrowed),
+            ),
+            None => {
+                if let Ok(items) = origins.try_iter() {
+                    terms.extend(items.filter(|o| o.as_str().is_some()).map(Cow::Owned));
+                }
+            }
+        }
     }
     true
+}
+
+/// The field `key` of a map read from JSON, found as the template engine
+/// finds it (`get_attr`): a small map is searched in order.
+fn map_field<'v>(map: &'v BTreeMap<Value, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= 12 {
+        map.iter()
+            .find(|(k, _)| {
+                k.kind() == minijinja::value::ValueKind::String && k.as_str() == Some(key)
+            })
+            .map(|(_, v)| v)
+    } else {
+        map.get(&Value::from(key))
+    }
 }
 
 /// A view object's IRIs (see [`add_view_iris`]).
 fn view_iris(value: &Value) -> Option<Vec<Value>> {
     let mut iris = Vec::new();
-    add_view_iris(value, &mut iris).then_some(iris)
+    add_view_iris(value, &mut iris).then_some(iris.into_iter().map(Cow::into_owned).collect())
 }
 
 /// A printed value and the mark it was given: printed as the value,
@@ -1433,16 +1482,85 @@ mod tests {
     }
 
     #[test]
+    fn view_iris_read_alike_from_every_kind_of_map() {
+        // What `get_attr` finds, by reading each field of the object.
+        fn by_attributes(value: &Value) -> Option<Vec<String>> {
+            let iri = value.get_attr("iri").ok()?;
+            let iri = iri.as_str()?.to_owned();
+            let origins = value.get_attr("origins").ok();
+            let origins = origins.iter().filter_map(|o| o.try_iter().ok()).flatten();
+            Some(
+                std::iter::once(iri)
+                    .chain(origins.filter_map(|o| o.as_str().map(str::to_owned)))
+                    .collect(),
+            )
+        }
+        let many: serde_json::Map<String, serde_json::Value> =
+            (0..20).map(|i| (format!("f{i}"), json!(i))).collect();
+        let mut wide = serde_json::Value::Object(many);
+        wide["iri"] = json!("urn:wide");
+        wide["origins"] = json!(["urn:o1", 3, "urn:o2"]);
+        let json_cases = [
+            json!({"iri": "urn:a"}),
+            json!({"iri": "urn:a", "origins": ["urn:b", null, "urn:c"]}),
+            json!({"iri": "urn:a", "origins": "urn:not-a-list"}),
+            json!({"iri": 7, "origins": ["urn:b"]}),
+            json!({"origins": ["urn:b"]}),
+            json!({"iri": "https://example.org/a-long-iri-held-on-the-heap"}),
+            wide,
+            json!(["urn:a"]),
+            json!("urn:a"),
+        ];
+        // Read from JSON (maps of values), from serialized values, and
+        // maps of other kinds: of strings, and a context's top level.
+        let mut values: Vec<Value> = json_cases
+            .iter()
+            .flat_map(|j| {
+                [
+                    serde_json::from_str::<Value>(&j.to_string()).unwrap(),
+                    Value::from(minijinja::value::Serde(j)),
+                ]
+            })
+            .collect();
+        let mut strings = BTreeMap::new();
+        strings.insert("iri".to_owned(), Value::from("urn:s"));
+        strings.insert(
+            "origins".to_owned(),
+            Value::from(vec![Value::from("urn:t"), Value::from(1)]),
+        );
+        values.push(Value::from(strings));
+        let shared = SharedFields::default();
+        let context = json!({"iri": "urn:top", "origins": ["urn:o"], "pad": "x".repeat(5000)});
+        values.push(shared.read(&context.to_string()).unwrap());
+        let mut read = 0;
+        for (i, value) in values.iter().enumerate() {
+            let mut terms = Vec::new();
+            let found = add_view_iris(value, &mut terms);
+            if found && i < 2 * json_cases.len() {
+                // Read from JSON: borrowed, not copied.
+                assert!(matches!(terms[0], Cow::Borrowed(_)), "{value:?}");
+            }
+            let texts: Vec<String> = terms.iter().map(|t| iri_text(t).to_owned()).collect();
+            let expected = by_attributes(value).filter(|_| is_map(value));
+            assert_eq!(found.then_some(texts), expected, "{value:?}");
+            read += usize::from(found);
+        }
+        assert_eq!(read, 12, "the view objects among the cases");
+    }
+
+    #[test]
     fn cited_iris_come_out_sorted_once_each_whether_shared_or_equal() {
         for n in [3, 40, 500] {
             let shared: Vec<Value> = (0..n)
                 .map(|i| Value::from(format!("iri:{}", i % 7)))
                 .collect();
-            let mut iris: Vec<Value> = Vec::new();
+            let mut iris: Vec<Cow<'_, Value>> = Vec::new();
             for i in 0..n * 3 {
-                // Clones of one value, and equal values made apart.
-                iris.push(shared[(i * 5) % n].clone());
-                iris.push(Value::from(format!("iri:{}", (i * 3) % 11)));
+                // One value borrowed, clones of it, and equal values made
+                // apart.
+                iris.push(Cow::Borrowed(&shared[(i * 5) % n]));
+                iris.push(Cow::Owned(shared[(i * 7) % n].clone()));
+                iris.push(Cow::Owned(Value::from(format!("iri:{}", (i * 3) % 11))));
             }
             let expected: Vec<String> = iris
                 .iter()
@@ -1451,7 +1569,7 @@ mod tests {
                 .into_iter()
                 .collect();
             sort_iris(&mut iris);
-            let texts: Vec<&str> = iris.iter().map(iri_text).collect();
+            let texts: Vec<&str> = iris.iter().map(|v| iri_text(v)).collect();
             assert_eq!(texts, expected, "{n}");
         }
     }
@@ -1864,7 +1982,9 @@ mod tests {
         let mut r = s
             .render("t.txt", json!({ "s": "x".repeat(16 << 20) }))
             .unwrap();
-        let start = s.trace_to_sidecar(&mut r, "g").unwrap();
+        let start = s
+            .trace_to_sidecar(&mut r, "g", &mut Citations::new())
+            .unwrap();
         assert!(start.head.contains("\"t.txt:1\""), "{}", start.head);
         assert!(
             start.head.capacity() < 11 << 20,
@@ -1925,7 +2045,8 @@ mod tests {
             match (normal, once) {
                 (Ok(normal), Ok(mut once)) => {
                     assert_eq!(once.text_len(), normal.text.len(), "n = {n}");
-                    s.trace_to_sidecar(&mut once, "g").unwrap();
+                    s.trace_to_sidecar(&mut once, "g", &mut Citations::new())
+                        .unwrap();
                     assert_eq!(once.text, normal.text, "n = {n}");
                 }
                 (Err(normal), Err(once)) => assert_eq!(once, normal, "n = {n}"),
