@@ -392,7 +392,7 @@ impl Work {
                 let mut sidecar = BlobWriter::new(&self.spill);
                 sidecar.write(start.head.as_bytes()).map_err(written)?;
                 let sources =
-                    citations.run_numbers(&start, |texts| self.terms.intern_all(texts))?;
+                    citations.run_numbers(&start, |texts| self.terms.intern_shared(texts))?;
                 (Some(sidecar), sources)
             }
             None => (None, Vec::new()),

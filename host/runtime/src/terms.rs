@@ -48,19 +48,43 @@ impl Terms {
         &self,
         terms: impl IntoIterator<Item = S>,
     ) -> Result<Vec<u32>, TableFull> {
+        self.intern_each(terms, |at, _| at)
+    }
+
+    /// [`Terms::intern_all`], with each term's string in the table: a
+    /// thread that keeps terms too keeps the table's strings, not copies.
+    ///
+    /// # Errors
+    ///
+    /// The table is full ([`u32::MAX`] terms).
+    pub(crate) fn intern_shared<S: AsRef<str>>(
+        &self,
+        terms: impl IntoIterator<Item = S>,
+    ) -> Result<Vec<(u32, Arc<str>)>, TableFull> {
+        self.intern_each(terms, |at, text| (at, text.clone()))
+    }
+
+    fn intern_each<S: AsRef<str>, T>(
+        &self,
+        terms: impl IntoIterator<Item = S>,
+        mut each: impl FnMut(u32, &Arc<str>) -> T,
+    ) -> Result<Vec<T>, TableFull> {
         let mut table = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let Table { index, texts } = &mut *table;
         terms
             .into_iter()
-            .map(|term| match index.get(term.as_ref()) {
-                Some(&at) => Ok(at),
-                None => {
-                    let at = u32::try_from(texts.len()).map_err(|_| TableFull)?;
-                    let shared: Arc<str> = Arc::from(term.as_ref());
-                    index.insert(shared.clone(), at);
-                    texts.push(shared);
-                    Ok(at)
-                }
+            .map(|term| {
+                let at = match index.get(term.as_ref()) {
+                    Some(&at) => at,
+                    None => {
+                        let at = u32::try_from(texts.len()).map_err(|_| TableFull)?;
+                        let shared: Arc<str> = Arc::from(term.as_ref());
+                        index.insert(shared.clone(), at);
+                        texts.push(shared);
+                        at
+                    }
+                };
+                Ok(each(at, &texts[at as usize]))
             })
             .collect()
     }
@@ -84,10 +108,14 @@ mod tests {
         // A clone is the same table (the finishing threads hold clones).
         let b = terms.clone().intern_all(["urn:a", "urn:c"]).unwrap();
         assert_eq!(b, [1, 2]);
+        let shared = terms.intern_shared(["urn:c", "urn:d"]).unwrap();
+        assert_eq!(shared.iter().map(|(at, _)| *at).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(&*shared[1].1, "urn:d");
         let all = terms.all();
         let texts: Vec<&str> = all.iter().map(|t| &**t).collect();
-        assert_eq!(texts, ["urn:b", "urn:a", "urn:c"]);
+        assert_eq!(texts, ["urn:b", "urn:a", "urn:c", "urn:d"]);
         assert!(Arc::ptr_eq(&all[1], &terms.all()[1]));
+        assert!(Arc::ptr_eq(&all[3], &shared[1].1), "the table's own string");
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! A page of a site cites the same thousands of IRIs as every other page
 //! (a navigation list, read once and shared by every page's context): the
 //! same strings, at the same addresses. An IRI met before is found by its
-//! address, not hashed and compared again, and it is not cloned: at
-//! expense x1000 a traced run numbers 9 million citations, and cloning
-//! them counted shared reference counts up and down on the threads that
-//! render and on those that finish renders at once.
+//! address, not hashed again, and it is not cloned: at expense x1000 a
+//! traced run numbers 9 million citations, and cloning them counted shared
+//! reference counts up and down on the threads that render and on those
+//! that finish renders at once. An address is only a hint: a string freed
+//! and another made in its place has it too, so what it finds is checked
+//! against the text.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,23 +18,19 @@ use minijinja::value::Value;
 
 use crate::service::SidecarStart;
 
-/// One thread's numbering of the IRIs its sidecars cite. Every string
-/// it found by address is held (see [`Citations::held`]): while held it
-/// cannot be freed, so its address is not another string's.
+/// One thread's numbering of the IRIs its sidecars cite.
 #[derive(Default)]
 pub struct Citations {
-    /// Local numbers by the address and length of a held string.
+    /// Local numbers by the address and length of a string met before.
     by_address: HashMap<(usize, usize), u32, foldhash::fast::RandomState>,
     /// Local numbers by text: equal IRIs at different addresses are one.
     by_text: HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
     /// The text of each local number.
     texts: Vec<Arc<str>>,
-    /// The values whose strings `by_address` finds.
-    held: Vec<Value>,
     /// Each local number's number in the run's table, once it has one.
     run: Vec<Option<u32>>,
-    /// The held strings the last trace cited, in order, and those this
-    /// one has so far: a trace mostly cites what the one before did, in
+    /// The strings the last trace cited, in order, and those this one
+    /// has so far: a trace mostly cites what the one before did, in
     /// the same order (the navigation list on every page), and a string
     /// found where the last trace had it is not looked up in `by_address`,
     /// whose buckets, spread over megabytes, each cost a cache miss.
@@ -45,7 +43,7 @@ pub struct Citations {
     followed: usize,
 }
 
-/// A held string's address and length, and its local number.
+/// A string's address and length, and its local number.
 #[derive(Clone, Copy)]
 struct Cited {
     address: (usize, usize),
@@ -53,10 +51,10 @@ struct Cited {
 }
 
 impl Citations {
-    /// The most values held for their address: past them, IRIs are found
-    /// by text, so that strings read afresh for every page (each page's
-    /// own objects) are not all kept until the run ends.
-    const HELD: usize = 1 << 20;
+    /// The most addresses kept: strings read afresh for every page (each
+    /// page's own objects) leave theirs behind, and past this many they
+    /// are forgotten at once.
+    const ADDRESSES: usize = 1 << 16;
 
     /// How far past where the last trace's order says a trace may look
     /// for a string there: a page's own objects, cited before its shared
@@ -82,12 +80,10 @@ impl Citations {
         let Some(address) = address else {
             return self.by_text(text);
         };
+        let texts = &self.texts;
+        let found = |c: &Cited| c.address == address && *texts[c.local as usize] == *text;
         let ahead = &self.last[self.cursor.min(self.last.len())..];
-        if let Some(at) = ahead
-            .iter()
-            .take(Self::AHEAD)
-            .position(|c| c.address == address)
-        {
+        if let Some(at) = ahead.iter().take(Self::AHEAD).position(found) {
             let cited = ahead[at];
             self.cursor += at + 1;
             self.this.push(cited);
@@ -97,16 +93,19 @@ impl Citations {
             }
             return cited.local;
         }
-        if let Some(&local) = self.by_address.get(&address) {
-            self.this.push(Cited { address, local });
-            return local;
-        }
-        let local = self.by_text(text);
-        if self.held.len() < Self::HELD {
-            self.held.push(iri.clone());
-            self.by_address.insert(address, local);
-            self.this.push(Cited { address, local });
-        }
+        let known = self.by_address.get(&address).copied();
+        let local = match known.filter(|&l| *self.texts[l as usize] == *text) {
+            Some(local) => local,
+            None => {
+                let local = self.by_text(text);
+                if self.by_address.len() >= Self::ADDRESSES {
+                    self.by_address.clear();
+                }
+                self.by_address.insert(address, local);
+                local
+            }
+        };
+        self.this.push(Cited { address, local });
         local
     }
 
@@ -132,8 +131,9 @@ impl Citations {
 
     /// The run's numbers of the IRIs `start` cites, in its order (by
     /// text). The IRIs without one yet are given to `number`, texts in
-    /// order, which returns theirs: once per IRI and thread, not once per
-    /// citation.
+    /// order, which returns theirs, each with the run's string of it:
+    /// once per IRI and thread, not once per citation. The thread keeps
+    /// the run's string instead of its own copy.
     ///
     /// # Errors
     ///
@@ -141,7 +141,7 @@ impl Citations {
     pub fn run_numbers<E>(
         &mut self,
         start: &SidecarStart,
-        number: impl FnOnce(&[&str]) -> Result<Vec<u32>, E>,
+        number: impl FnOnce(&[&str]) -> Result<Vec<(u32, Arc<str>)>, E>,
     ) -> Result<Vec<u32>, E> {
         let cited = &start.cited;
         let new: Vec<u32> = cited
@@ -152,8 +152,14 @@ impl Citations {
         if !new.is_empty() {
             let texts: Vec<&str> = new.iter().map(|&l| self.text(l)).collect();
             let numbers = number(&texts)?;
-            for (&l, n) in new.iter().zip(numbers) {
-                self.run[l as usize] = Some(n);
+            for (&l, (n, shared)) in new.iter().zip(numbers) {
+                let l = l as usize;
+                self.run[l] = Some(n);
+                if *shared == *self.texts[l] {
+                    self.by_text.remove(&*shared);
+                    self.by_text.insert(shared.clone(), l as u32);
+                    self.texts[l] = shared;
+                }
             }
         }
         // Each one has a number now, unless `number` returned fewer.
@@ -192,22 +198,26 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(c.text(a), long);
         assert_eq!(c.text(b), "urn:b");
-        // Only heap strings are held for their address.
-        assert_eq!(c.held.len(), 2, "the shared string and the apart one");
+        // Only heap strings are found by address.
+        assert_eq!(c.by_address.len(), 2, "the shared string and the apart one");
     }
 
     #[test]
     fn a_string_freed_and_its_address_reused_is_not_taken_for_it() {
-        // Held strings cannot be freed: a value dropped after it was met
-        // leaves its string in the numbering, so a new string made in its
-        // place gets its own number.
+        // Each value is dropped after it was met: the next string of the
+        // same size is likely made in its place, at its address, and must
+        // get its own number, in a trace's order as out of it.
         let mut c = Citations::new();
         let mut numbers = std::collections::BTreeMap::new();
         for i in 0..200 {
+            if i % 2 == 0 {
+                c.next_trace();
+            }
             let text = format!("https://example.org/{i:0>40}");
             let value = Value::from(text.clone());
             numbers.insert(text, c.local(&value));
         }
+        assert_eq!(numbers.len(), 200);
         for (text, &n) in &numbers {
             assert_eq!(c.text(n), text);
             assert_eq!(c.local(&Value::from(text.clone())), n);
@@ -237,9 +247,9 @@ mod tests {
             ("in order after", (0..40).collect(), 1),
         ];
         let mut c = Citations::new();
-        for (what, order, followed) in orders {
+        for (t, (what, order, followed)) in orders.into_iter().enumerate() {
             c.next_trace();
-            let own: Vec<Value> = (0..3).map(|i| Value::from(iri(100 + i))).collect();
+            let own: Vec<Value> = (0..3).map(|i| Value::from(iri(100 + 10 * t + i))).collect();
             let before = c.followed;
             for value in own.iter().chain(order.iter().map(|&i| &shared[i])) {
                 let local = c.local(value);
@@ -255,11 +265,12 @@ mod tests {
         let values: Vec<Value> = ["urn:x", "urn:y", "urn:z"].map(Value::from).into();
         let locals: Vec<u32> = values.iter().map(|v| c.local(v)).collect();
         let mut asked = Vec::new();
-        let mut number = |texts: &[&str]| -> Result<Vec<u32>, ()> {
+        let mut number = |texts: &[&str]| -> Result<Vec<(u32, Arc<str>)>, ()> {
             asked.push(texts.iter().map(|t| t.to_string()).collect::<Vec<_>>());
+            let n = asked.len() as u32;
             Ok(texts
                 .iter()
-                .map(|t| t.len() as u32 * 10 + asked.len() as u32)
+                .map(|t| (t.len() as u32 * 10 + n, Arc::from(*t)))
                 .collect())
         };
         let start = |cited: &[u32]| SidecarStart {
@@ -271,7 +282,13 @@ mod tests {
         assert_eq!(first, [51, 51]);
         assert_eq!(all, [51, 51, 52]);
         assert_eq!(asked, [vec!["urn:x", "urn:y"], vec!["urn:z"]]);
-        let failed = c.run_numbers(&start(&locals[2..]), |_| Err::<Vec<u32>, _>("full"));
+        let failed = c.run_numbers(&start(&locals[2..]), |_| Err::<Vec<_>, _>("full"));
         assert_eq!(failed, Ok(vec![52]), "numbered already: not asked again");
+        // The run's strings replaced the thread's copies, and serve.
+        assert!(c.texts.iter().all(|t| Arc::strong_count(t) == 2));
+        assert_eq!(
+            values.iter().map(|v| c.local(v)).collect::<Vec<_>>(),
+            locals
+        );
     }
 }
