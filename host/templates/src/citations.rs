@@ -56,6 +56,10 @@ impl Citations {
     /// are forgotten at once.
     const ADDRESSES: usize = 1 << 16;
 
+    /// The most citations of a trace kept for the next to follow: a page
+    /// of millions keeps its first million (24 MB).
+    const KEPT: usize = 1 << 20;
+
     /// How far past where the last trace's order says a trace may look
     /// for a string there: a page's own objects, cited before its shared
     /// list, shift it by a few.
@@ -86,7 +90,7 @@ impl Citations {
         if let Some(at) = ahead.iter().take(Self::AHEAD).position(found) {
             let cited = ahead[at];
             self.cursor += at + 1;
-            self.this.push(cited);
+            self.keep(cited);
             #[cfg(test)]
             {
                 self.followed += 1;
@@ -105,8 +109,15 @@ impl Citations {
                 local
             }
         };
-        self.this.push(Cited { address, local });
+        self.keep(Cited { address, local });
         local
+    }
+
+    /// Keeps a citation of this trace for the next to follow.
+    fn keep(&mut self, cited: Cited) {
+        if self.this.len() < Self::KEPT {
+            self.this.push(cited);
+        }
     }
 
     /// The local number of the IRI `text`.
