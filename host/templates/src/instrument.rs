@@ -39,6 +39,9 @@ pub(crate) const RESERVED_PREFIX: &str = "__seams_";
 /// Names of the filters the tracing environment defines (see [`tracing_call`]).
 pub(crate) const LINE_FN: &str = "__seams_line";
 pub(crate) const VALUE_FN: &str = "__seams_value";
+/// As [`VALUE_FN`], for a value read off the innermost candidate for its
+/// enclosing view object: the owner is that candidate, named once.
+pub(crate) const OWNED_FN: &str = "__seams_owned";
 pub(crate) const INCLUDE_FN: &str = "__seams_include";
 
 /// A template, instrumented.
@@ -142,15 +145,24 @@ pub(crate) fn instrument(
                     continue;
                 }
                 let id = register(start_line);
-                let owner = owner.unwrap_or("none");
+                let candidates = candidates(&scopes);
+                // Read off the innermost candidate: it is named once, as
+                // the owner (a lookup and a copy fewer per value printed).
+                let (call, candidates) = match owner {
+                    Some(owner) if candidates.first() == Some(&owner) => {
+                        (OWNED_FN, &candidates[1..])
+                    }
+                    _ => (VALUE_FN, &candidates[..]),
+                };
+                let value = format!("({})", inner.trim());
                 out.push_str(d.var.0);
                 out.push_str(open_ws);
                 out.push(' ');
                 out.push_str(&tracing_call(
-                    VALUE_FN,
+                    call,
                     id,
-                    &[&format!("({})", inner.trim()), owner],
-                    &scopes,
+                    &[&value, owner.unwrap_or("none")],
+                    candidates,
                 ));
                 out.push(' ');
                 out.push_str(close_ws);
@@ -197,7 +209,7 @@ pub(crate) fn instrument(
                             INCLUDE_FN,
                             id,
                             &[&format!("({expr})")],
-                            &scopes,
+                            &candidates(&scopes),
                         ));
                         out.push_str(suffix);
                         out.push(' ');
@@ -390,7 +402,7 @@ fn emit_data(
             out.push_str(&format!(
                 "{} {} {}",
                 d.var.0,
-                tracing_call(LINE_FN, id, &[], scopes),
+                tracing_call(LINE_FN, id, &[], &candidates(scopes)),
                 d.var.1
             ));
         }
@@ -439,7 +451,7 @@ fn emit_raw(
                 d.block.0,
                 d.block.1,
                 d.var.0,
-                tracing_call(LINE_FN, id, &[], scopes),
+                tracing_call(LINE_FN, id, &[], &candidates(scopes)),
                 d.var.1,
                 d.block.0,
                 d.block.1
@@ -454,25 +466,32 @@ fn emit_raw(
 }
 
 /// `ID|NAME(ARGS, a, b)`: a tracing call on origin `id`, given `args`
-/// and then the scope variables, innermost first. A filter on the id, not
-/// a function: minijinja finds a filter once per template run, while a
-/// function's name is looked up through every frame of the context (and
-/// the context's own keys) at each call, and a page makes thousands.
-fn tracing_call(name: &str, id: usize, args: &[&str], scopes: &[Vec<String>]) -> String {
-    let mut seen: Vec<&str> = args.to_vec();
-    for scope in scopes.iter().rev().flatten() {
-        if !seen[args.len()..].contains(&scope.as_str()) {
-            seen.push(scope);
-        }
-    }
-    if seen.is_empty() {
+/// and then the candidates for its enclosing view object ([`candidates`]).
+/// A filter on the id, not a function: minijinja finds a filter once per
+/// template run, while a function's name is looked up through every frame
+/// of the context (and the context's own keys) at each call, and a page
+/// makes thousands.
+fn tracing_call(name: &str, id: usize, args: &[&str], candidates: &[&str]) -> String {
+    let all: Vec<&str> = args.iter().chain(candidates).copied().collect();
+    if all.is_empty() {
         format!("{id}|{name}")
     } else {
-        format!("{id}|{name}({})", seen.join(", "))
+        format!("{id}|{name}({})", all.join(", "))
     }
 }
 
-/// The candidate a tracing call names first (see [`tracing_call`]): the
+/// The variables of the open blocks, innermost first, each once.
+fn candidates(scopes: &[Vec<String>]) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for scope in scopes.iter().rev().flatten() {
+        if !seen.contains(&scope.as_str()) {
+            seen.push(scope);
+        }
+    }
+    seen
+}
+
+/// The candidate a tracing call names first (see [`candidates`]): the
 /// innermost block's first, skipping blocks that name none.
 fn first_candidate(scopes: &[Vec<String>]) -> Option<&str> {
     scopes.iter().rev().flatten().next().map(String::as_str)
@@ -696,7 +715,7 @@ mod tests {
         let (out, lines) = run("{%- for item in items -%}\n{{- item.title -}}\n{% endfor %}");
         assert_eq!(
             out,
-            "{%- for item in items -%}\n{{- 0|__seams_value((item.title), item, item) -}}\n{% endfor %}"
+            "{%- for item in items -%}\n{{- 0|__seams_owned((item.title), item) -}}\n{% endfor %}"
         );
         assert_eq!(lines, [2]);
     }
@@ -740,9 +759,9 @@ mod tests {
             out,
             concat!(
                 "{% for item in items %}\n",
-                "<a href=\"{{ item.href }}\">{{ 0|__seams_value((item.title|upper), item, item) }}</a> {{ 1|__seams_value((page.x), page, item) }}\n",
-                "{{ 2|__seams_value((page.a), page, item) }}{{ 3|__seams_value((page.b), page, item) }}{{ 4|__seams_value((item.a), item, item) }}\n",
-                "{{ 5|__seams_value((item.a), item, item) }}{# c #}{{ item.b }}{{ 6|__seams_value((item.c), item, item) }}{{ 7|__seams_value((item.d), item, item) }}\n",
+                "<a href=\"{{ item.href }}\">{{ 0|__seams_owned((item.title|upper), item) }}</a> {{ 1|__seams_value((page.x), page, item) }}\n",
+                "{{ 2|__seams_value((page.a), page, item) }}{{ 3|__seams_value((page.b), page, item) }}{{ 4|__seams_owned((item.a), item) }}\n",
+                "{{ 5|__seams_owned((item.a), item) }}{# c #}{{ item.b }}{{ 6|__seams_owned((item.c), item) }}{{ 7|__seams_owned((item.d), item) }}\n",
                 "{% endfor %}\n",
             )
         );

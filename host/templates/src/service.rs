@@ -14,11 +14,11 @@
 //! traced is made once, instrumented: its stripped text is the output.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use minijinja::value::{Object, Value};
+use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 use crate::citations::Citations;
@@ -65,6 +65,10 @@ thread_local! {
             taken: 0,
         })
     };
+    /// The mark of the value a tracing call just handed back: its sentinel
+    /// follows the value when it is printed, which the next call to the
+    /// formatter does (the call is all of a `{{ }}` tag's expression).
+    static PRINTING: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
 impl std::fmt::Debug for TemplateService {
@@ -840,8 +844,8 @@ fn walk_lines<'m>(
         if terms.is_empty() || scopes == Scopes::Kept {
             let enclosing = line_marks.iter().find_map(|&m| {
                 let info = &marks[m];
-                info.enclosing
-                    .iter()
+                info.enclosing()
+                    .into_iter()
                     .chain(&info.frame)
                     .find(|object| add_view_iris(object, &mut scope))
             });
@@ -929,30 +933,37 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         crate::instrument::LINE_FN,
         move |args: &[Value]| -> Result<Value, Error> {
             let id = origin_id(args.first(), &o)?;
-            let mark = TRACE.with_borrow_mut(|st| st.mark(&o, id, None, &args[1..]));
+            let enclosing = Enclosing::first_of(&args[1..]);
+            let mark = TRACE.with_borrow_mut(|st| st.mark(&o, id, None, enclosing));
             // The sentinel itself, as a string short enough to be held
             // inline: one is printed for every line, and an object per
             // line cost an allocation each.
             Ok(Value::from(Sentinel::new(mark).as_str()))
         },
     );
-    let o = origins.clone();
-    env.add_filter(
-        crate::instrument::VALUE_FN,
-        move |args: &[Value]| -> Result<Value, Error> {
+    for (name, owned) in [
+        (crate::instrument::VALUE_FN, false),
+        (crate::instrument::OWNED_FN, true),
+    ] {
+        let o = origins.clone();
+        env.add_filter(name, move |args: &[Value]| -> Result<Value, Error> {
             let id = origin_id(args.first(), &o)?;
             let value = args.get(1).cloned().unwrap_or_default();
-            // The object the value was read off; else the value itself, when it
-            // is an object printed whole.
-            let owner = match args.get(2) {
-                Some(owner) if !owner.is_none() => owner.clone(),
-                _ => value.clone(),
+            // The object the value was read off; else the value itself,
+            // when it is an object printed whole.
+            let named = args.get(2).filter(|owner| !owner.is_none());
+            // Owned: the owner is the first candidate for the enclosing
+            // object too.
+            let enclosing = match named {
+                Some(owner) if owned && is_map(owner) => Enclosing::Owner,
+                _ => Enclosing::first_of(args.get(3..).unwrap_or(&[])),
             };
-            let enclosing = args.get(3..).unwrap_or(&[]);
+            let owner = named.unwrap_or(&value).clone();
             let mark = TRACE.with_borrow_mut(|st| st.mark(&o, id, Some(owner), enclosing));
-            Ok(Value::from_object(Mark { value, index: mark }))
-        },
-    );
+            PRINTING.set(Some(mark));
+            Ok(value)
+        });
+    }
     let o = origins.clone();
     env.add_filter(
         crate::instrument::INCLUDE_FN,
@@ -964,17 +975,19 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         },
     );
     env.set_formatter(|out, state, value| {
-        let Some(mark) = value.downcast_object_ref::<Mark>() else {
-            return minijinja::escape_formatter(out, state, value);
-        };
         // Printing an undefined value fails as in the normal render,
-        // where it is not wrapped in a mark.
-        if mark.value.is_undefined() {
-            minijinja::value::StringInput::new(state, &mark.value)?;
+        // whose formatter is the default one (a custom formatter is not
+        // held to it).
+        if value.is_undefined() {
+            minijinja::value::StringInput::new(state, value)?;
         }
-        minijinja::escape_formatter(out, state, &mark.value)?;
-        out.write_str(Sentinel::new(mark.index).as_str())
-            .map_err(Error::from)
+        minijinja::escape_formatter(out, state, value)?;
+        match PRINTING.take() {
+            Some(mark) => out
+                .write_str(Sentinel::new(mark).as_str())
+                .map_err(Error::from),
+            None => Ok(()),
+        }
     });
     env
 }
@@ -1060,16 +1073,6 @@ fn view_iris(value: &Value) -> Option<Vec<Value>> {
     add_view_iris(value, &mut iris).then_some(iris.into_iter().map(Cow::into_owned).collect())
 }
 
-/// A printed value and the mark it was given: printed as the value,
-/// then its sentinel.
-#[derive(Debug)]
-struct Mark {
-    value: Value,
-    index: usize,
-}
-
-impl Object for Mark {}
-
 /// The sentinel of mark `index`, the two sentinel characters around its
 /// digits, made on the stack: one is printed for every line and value.
 struct Sentinel {
@@ -1116,9 +1119,39 @@ struct MarkInfo {
     /// For a printed value: the object it was read off (or the value).
     owner: Option<Value>,
     /// The innermost enclosing loop or macro object.
-    enclosing: Option<Value>,
+    enclosing: Enclosing,
     /// The object the innermost include was given.
     frame: Option<Value>,
+}
+
+impl MarkInfo {
+    /// The innermost enclosing loop or macro object.
+    fn enclosing(&self) -> Option<&Value> {
+        match &self.enclosing {
+            Enclosing::None => None,
+            Enclosing::Owner => self.owner.as_ref(),
+            Enclosing::Other(object) => Some(object),
+        }
+    }
+}
+
+/// A mark's innermost enclosing loop or macro object: most often the
+/// object the value was read off, which is then not held twice.
+#[derive(Debug, Clone, PartialEq)]
+enum Enclosing {
+    None,
+    Owner,
+    Other(Value),
+}
+
+impl Enclosing {
+    /// The first of a tracing call's candidates that is an object.
+    fn first_of(candidates: &[Value]) -> Enclosing {
+        candidates
+            .iter()
+            .find(|v| is_map(v))
+            .map_or(Enclosing::None, |v| Enclosing::Other(v.clone()))
+    }
 }
 
 #[derive(Debug)]
@@ -1181,6 +1214,7 @@ impl TraceState {
         self.marks.reserve(self.taken.min(MARKS_RESERVED));
         self.includes.clear();
         self.chain = None;
+        PRINTING.set(None);
     }
 
     /// The marks, taken away with the render they describe.
@@ -1207,7 +1241,7 @@ impl TraceState {
         origins: &Origins,
         id: usize,
         owner: Option<Value>,
-        enclosing: &[Value],
+        enclosing: Enclosing,
     ) -> usize {
         self.unwind_to(origins, id);
         let includes = &self.includes;
@@ -1220,7 +1254,7 @@ impl TraceState {
             origin: id,
             chain,
             owner,
-            enclosing: enclosing.iter().find(|v| is_map(v)).cloned(),
+            enclosing,
             frame,
         });
         self.marks.len() - 1
@@ -1401,6 +1435,7 @@ mod tests {
             "{{ none|__seams_line }}",
             "{{ -1|__seams_line }}",
             "{{ 99|__seams_value(1) }}",
+            "{{ 99|__seams_owned(1) }}",
             "{{ 7|__seams_include('x') }}",
         ] {
             let err = env.render_str(call, ()).unwrap_err();
@@ -1907,6 +1942,7 @@ mod tests {
 
     #[test]
     fn a_render_made_once_fails_as_the_normal_render_does() {
+        const XS: &str = "{\"xs\": [{\"t\": 1}]}";
         for (source, context) in [
             ("line\n{{ missing }}\n", "{}"),
             ("{{ a.b.c }}\n", "{\"a\": {}}"),
@@ -1915,6 +1951,13 @@ mod tests {
             ("{% for x in n %}\n{{ x }}\n{% endfor %}\n", "{\"n\": 3}"),
             ("{% include \"nope.txt\" %}\n", "{}"),
             ("{{ x|upper }}\n", "{}"),
+            // Read off a loop's object: marked once, by its owner alone.
+            ("{% for i in xs %}\n{{ i.nope }}\n{% endfor %}\n", XS),
+            // Printed bare, its line marked by the value after it.
+            (
+                "{% for i in xs %}\n<a href=\"{{ i.nope }}\">{{ i.t }}</a>\n{% endfor %}\n",
+                XS,
+            ),
         ] {
             let s = service(Syntax::Jinja, &[("t.txt", source)]);
             assert!(s.renders_once().is_ok(), "{source}");
