@@ -38,9 +38,24 @@ pub struct Citations {
     this: Vec<Cited>,
     /// Where in `last` this trace is.
     cursor: usize,
+    /// The last trace's local numbers sorted by text, and a stamp per
+    /// local number: [`Citations::sort_by_text`].
+    sorted: Vec<u32>,
+    stamps: Vec<Stamps>,
+    /// The stamp of the numbers in `sorted`, and of those being sorted.
+    sorted_stamp: u32,
+    sorting_stamp: u32,
     /// How many strings were found where the last trace had them.
     #[cfg(test)]
     followed: usize,
+}
+
+/// Whether a local number is in [`Citations::sorted`], and in the trace
+/// being sorted: equal to the matching stamp when it is.
+#[derive(Clone, Copy, Default)]
+struct Stamps {
+    sorted: u32,
+    sorting: u32,
 }
 
 /// A string's address and length, and its local number.
@@ -138,6 +153,55 @@ impl Citations {
     /// The text of local number `local`.
     pub(crate) fn text(&self, local: u32) -> &str {
         &self.texts[local as usize]
+    }
+
+    /// Sorts `cited`, local numbers each once, by their texts. Most are
+    /// those the last trace sorted (every page cites the navigation
+    /// list): they keep that order, and only the others are sorted by
+    /// text and put in among them, so that a page of thousands of
+    /// citations compares a few texts, not thousands of times their log.
+    pub(crate) fn sort_by_text(&mut self, cited: &mut Vec<u32>) {
+        if self.sorting_stamp == u32::MAX || self.sorted_stamp == u32::MAX {
+            // Four billion traces on: the stamps start again, from none.
+            self.stamps.iter_mut().for_each(|s| *s = Stamps::default());
+            self.sorting_stamp = 0;
+            self.sorted_stamp = 0;
+            self.sorted.clear();
+        }
+        self.stamps.resize(self.texts.len(), Stamps::default());
+        self.sorting_stamp += 1;
+        let (sorting, sorted) = (self.sorting_stamp, self.sorted_stamp);
+        for &l in cited.iter() {
+            self.stamps[l as usize].sorting = sorting;
+        }
+        let stamps = &self.stamps;
+        let kept = self
+            .sorted
+            .iter()
+            .copied()
+            .filter(|&l| stamps[l as usize].sorting == sorting);
+        let mut new: Vec<u32> = cited
+            .iter()
+            .copied()
+            .filter(|&l| sorted == 0 || stamps[l as usize].sorted != sorted)
+            .collect();
+        let texts = &self.texts;
+        new.sort_unstable_by(|a, b| texts[*a as usize].cmp(&texts[*b as usize]));
+        let mut merged = Vec::with_capacity(cited.len());
+        let mut new = new.into_iter().peekable();
+        for kept in kept {
+            while let Some(n) = new.next_if(|&n| texts[n as usize] < texts[kept as usize]) {
+                merged.push(n);
+            }
+            merged.push(kept);
+        }
+        merged.extend(new);
+        self.sorted_stamp += 1;
+        for &l in &merged {
+            self.stamps[l as usize].sorted = self.sorted_stamp;
+        }
+        self.sorted.clone_from(&merged);
+        *cited = merged;
     }
 
     /// The run's numbers of the IRIs `start` cites, in its order (by
@@ -301,5 +365,47 @@ mod tests {
             values.iter().map(|v| c.local(v)).collect::<Vec<_>>(),
             locals
         );
+    }
+
+    #[test]
+    fn traces_sorted_after_one_another_sort_as_by_text_alone() {
+        // Texts whose numbers (the order met) are not their text order.
+        let mut c = Citations::new();
+        let locals: Vec<u32> = (0..60)
+            .map(|i| c.local(&Value::from(format!("urn:x:{}", (i * 37) % 101))))
+            .collect();
+        let by_text = |c: &Citations, set: &[u32]| {
+            let mut set = set.to_vec();
+            set.sort_by(|a, b| c.text(*a).cmp(c.text(*b)));
+            set
+        };
+        let some = |f: fn(usize) -> bool| -> Vec<u32> {
+            (0..60).filter(|&i| f(i)).map(|i| locals[i]).collect()
+        };
+        let traces: [(&str, Vec<u32>); 8] = [
+            ("the first", some(|i| i < 40)),
+            ("the same", some(|i| i < 40)),
+            ("a few more", some(|i| i < 45)),
+            ("a few fewer", some(|i| (3..40).contains(&i))),
+            ("none in common", some(|i| i >= 45)),
+            ("every one", some(|_| true)),
+            ("one", some(|i| i == 7)),
+            ("none", Vec::new()),
+        ];
+        for (what, mut cited) in traces {
+            cited.sort_unstable();
+            let expected = by_text(&c, &cited);
+            c.sort_by_text(&mut cited);
+            assert_eq!(cited, expected, "{what}");
+        }
+        // The stamps at their end start again, and still sort.
+        c.sorting_stamp = u32::MAX - 1;
+        for _ in 0..3 {
+            let mut cited = some(|i| i % 3 != 1);
+            cited.sort_unstable();
+            let expected = by_text(&c, &cited);
+            c.sort_by_text(&mut cited);
+            assert_eq!(cited, expected, "past the stamps' end");
+        }
     }
 }

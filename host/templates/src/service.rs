@@ -314,10 +314,10 @@ impl TemplateService {
             cited.extend(line.terms.iter().map(|t| citations.local(t)));
         })?;
         // Numbered as met, so mostly in order already: sorted as numbers
-        // (each text has one), then by text, which finds runs in order.
+        // (each text has one), then by text.
         cited.sort_unstable();
         cited.dedup();
-        cited.sort_by(|a, b| citations.text(*a).cmp(citations.text(*b)));
+        citations.sort_by_text(&mut cited);
         Ok(SidecarStart {
             head: head.finish(),
             cited,

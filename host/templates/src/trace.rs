@@ -96,14 +96,13 @@ impl HeadWriter {
         templates: impl IntoIterator<Item = &'a str>,
         terms: impl IntoIterator<Item = &'a str>,
     ) {
-        use std::fmt::Write as _;
         let out = &mut self.out;
         if self.lines > 0 {
             out.push(',');
         }
         self.lines += 1;
         out.push_str("\n    {\n      \"line\": ");
-        let _ = write!(out, "{number}");
+        out.push_str(itoa::Buffer::new().format(number));
         out.push_str(",\n      \"templates\": ");
         json_strings(out, templates);
         out.push_str(",\n      \"terms\": ");
