@@ -11,12 +11,13 @@
 //! and another made in its place has it too, so what it finds is checked
 //! against the text.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use minijinja::value::Value;
 
-use crate::service::SidecarStart;
+use crate::service::{IriReader, SidecarStart, add_view_iris};
 
 /// One thread's numbering of the IRIs its sidecars cite.
 #[derive(Default)]
@@ -45,6 +46,22 @@ pub struct Citations {
     /// The stamp of the numbers in `sorted`, and of those being sorted.
     sorted_stamp: u32,
     sorting_stamp: u32,
+    /// View objects met lately, by address, and their IRIs' numbers (in
+    /// `object_iris`): a page's lines cite the thousands of objects of
+    /// the navigation list, shared by every page, whose maps were last
+    /// touched by the thread rendering, so that reading their IRIs missed
+    /// the cache for each (a tenth of a finishing thread's time at expense
+    /// x1000). Each object is held while it is here, so that no other
+    /// takes its address; those not met in the last trace go once they
+    /// are more than twice as many as those met in it.
+    objects: HashMap<usize, Met, foldhash::fast::RandomState>,
+    object_iris: Vec<u32>,
+    /// The trace being numbered, counted from the first, and how many
+    /// objects it met.
+    trace: u64,
+    objects_met: usize,
+    /// Reused for reading an object's IRIs.
+    reading: Vec<Value>,
     /// How many strings were found where the last trace had them.
     #[cfg(test)]
     followed: usize,
@@ -56,6 +73,18 @@ pub struct Citations {
 struct Stamps {
     sorted: u32,
     sorting: u32,
+}
+
+/// A view object met lately ([`Citations::objects`]).
+struct Met {
+    /// Held, so that its address stays its own.
+    _object: Value,
+    /// Where its IRIs' numbers are in `object_iris`, and how many.
+    iris: (usize, usize),
+    /// Whether it is a view object.
+    view: bool,
+    /// The last trace that met it.
+    trace: u64,
 }
 
 /// A string's address and length, and its local number.
@@ -85,11 +114,79 @@ impl Citations {
         Citations::default()
     }
 
+    /// Objects kept beside those the last trace met, at least.
+    const OBJECTS: usize = 1024;
+
     /// Starts numbering the citations of another trace.
     pub(crate) fn next_trace(&mut self) {
         std::mem::swap(&mut self.last, &mut self.this);
         self.this.clear();
         self.cursor = 0;
+        if self.objects.len() > 2 * self.objects_met + Self::OBJECTS {
+            self.forget_objects();
+        }
+        self.trace += 1;
+        self.objects_met = 0;
+    }
+
+    /// Forgets the objects the last trace did not meet.
+    fn forget_objects(&mut self) {
+        let trace = self.trace;
+        self.objects.retain(|_, met| met.trace == trace);
+        let mut kept = Vec::with_capacity(self.object_iris.len() / 2);
+        for met in self.objects.values_mut() {
+            let (start, len) = met.iris;
+            met.iris.0 = kept.len();
+            kept.extend_from_slice(&self.object_iris[start..start + len]);
+        }
+        self.object_iris = kept;
+    }
+
+    /// Adds the numbers of `object`'s IRIs to `iris`, read once while it
+    /// is met trace after trace; whether it is a view object.
+    fn object_iris(&mut self, object: &Value, iris: &mut Vec<u32>) -> bool {
+        // Its address, without reading it (only maps read from JSON: the
+        // view objects of contexts).
+        let address = object
+            .downcast_object_ref::<BTreeMap<Value, Value>>()
+            .map(|map| std::ptr::from_ref(map) as usize);
+        if let Some(met) = address.and_then(|a| self.objects.get_mut(&a)) {
+            if met.trace != self.trace {
+                met.trace = self.trace;
+                self.objects_met += 1;
+            }
+            let (start, len) = met.iris;
+            iris.extend_from_slice(&self.object_iris[start..start + len]);
+            return met.view;
+        }
+        let mut found = Vec::new();
+        let view = add_view_iris(object, &mut found);
+        let mut reading = std::mem::take(&mut self.reading);
+        reading.extend(found.into_iter().map(Cow::into_owned));
+        let start = self.object_iris.len();
+        for value in &reading {
+            let local = self.local(value);
+            self.object_iris.push(local);
+        }
+        reading.clear();
+        self.reading = reading;
+        iris.extend_from_slice(&self.object_iris[start..]);
+        match address {
+            Some(address) => {
+                self.objects.insert(
+                    address,
+                    Met {
+                        _object: object.clone(),
+                        iris: (start, self.object_iris.len() - start),
+                        view,
+                        trace: self.trace,
+                    },
+                );
+                self.objects_met += 1;
+            }
+            None => self.object_iris.truncate(start),
+        }
+        view
     }
 
     /// The local number of `iri`, a string value.
@@ -239,6 +336,29 @@ impl Citations {
         }
         // Each one has a number now, unless `number` returned fewer.
         Ok(cited.iter().filter_map(|&l| self.run[l as usize]).collect())
+    }
+}
+
+/// A sidecar's IRIs, read as this thread's numbers.
+impl IriReader for Citations {
+    type Iri = u32;
+
+    fn view_iris(&mut self, object: &Value, iris: &mut Vec<u32>) -> bool {
+        self.object_iris(object, iris)
+    }
+
+    fn iris(&mut self, values: &[Value], iris: &mut Vec<u32>) {
+        for value in values {
+            let local = self.local(value);
+            iris.push(local);
+        }
+    }
+
+    fn sort(&self, iris: &mut Vec<u32>) {
+        // Each text has one number.
+        iris.sort_unstable();
+        iris.dedup();
+        iris.sort_by(|a, b| self.text(*a).cmp(self.text(*b)));
     }
 }
 
@@ -407,5 +527,54 @@ mod tests {
             c.sort_by_text(&mut cited);
             assert_eq!(cited, expected, "past the stamps' end");
         }
+    }
+
+    #[test]
+    fn view_objects_are_read_once_while_met_and_forgotten_after() {
+        let object = |iri: &str, origins: &[&str]| -> Value {
+            let json = serde_json::json!({"iri": iri, "origins": origins, "label": "x"});
+            serde_json::from_str(&json.to_string()).unwrap()
+        };
+        let texts = |c: &Citations, numbers: &[u32]| -> Vec<String> {
+            numbers.iter().map(|&n| c.text(n).to_owned()).collect()
+        };
+        let mut c = Citations::new();
+        let shared: Vec<Value> = (0..50)
+            .map(|i| object(&format!("urn:nav:{i}"), &[&format!("urn:o:{i}")]))
+            .collect();
+        for trace in 0..3000 {
+            c.next_trace();
+            // Shared objects, met trace after trace: read once each.
+            for (i, item) in shared.iter().enumerate().skip(trace % 7) {
+                let mut iris = Vec::new();
+                assert!(c.view_iris(item, &mut iris));
+                assert_eq!(
+                    texts(&c, &iris),
+                    [format!("urn:nav:{i}"), format!("urn:o:{i}")]
+                );
+            }
+            // A page's own object, made, read and dropped: the next one is
+            // likely made at its address once it is forgotten.
+            let own = object(&format!("urn:own:{trace}"), &[]);
+            let mut iris = Vec::new();
+            assert!(c.view_iris(&own, &mut iris));
+            assert_eq!(texts(&c, &iris), [format!("urn:own:{trace}")]);
+            // Not a view object, read alike.
+            let mut none = Vec::new();
+            assert!(!c.view_iris(&object_without_iri(), &mut none));
+            assert!(none.is_empty());
+            assert!(
+                c.objects.len() <= 2 * 52 + Citations::OBJECTS + 2,
+                "{}",
+                c.objects.len()
+            );
+        }
+        // The shared objects stayed, read once: one number each per IRI.
+        assert_eq!(c.texts.len(), 100 + 3000);
+        assert!(c.object_iris.len() < 2 * (c.objects.len() * 2));
+    }
+
+    fn object_without_iri() -> Value {
+        serde_json::from_str("{\"label\": \"no iri\"}").unwrap()
     }
 }

@@ -97,6 +97,10 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
     let mut refused = 0;
     let mut made_once = 0;
     let mut cited = 0;
+    // One numbering for every case, as a finishing thread has for every
+    // render it traces: what it kept from one trace must not leak into
+    // the next.
+    let mut citations = crate::Citations::new();
     for file in &files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let case = parse(&name, &std::fs::read_to_string(file).unwrap());
@@ -134,7 +138,6 @@ fn every_corpus_template_traces_to_its_normal_render_or_is_refused_with_its_reas
                 .render_json_to_trace(&main, &case.context.to_string())
                 .unwrap(),
         ] {
-            let mut citations = crate::Citations::new();
             match (
                 &trace,
                 service.trace_to_sidecar(&mut made, generator, &mut citations),

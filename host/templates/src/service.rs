@@ -273,7 +273,7 @@ impl TemplateService {
     /// and line.
     pub fn trace(&self, rendered: &mut Rendered) -> Result<Vec<TraceLine>, TemplateError> {
         let mut lines = Vec::new();
-        self.walk_trace(rendered, Scopes::Kept, &mut |line| {
+        self.walk_trace(rendered, Scopes::Kept, &mut ByValue, &mut |line, _| {
             lines.push(TraceLine {
                 line: line.number,
                 templates: line.templates.iter().map(|&t| t.to_owned()).collect(),
@@ -305,14 +305,19 @@ impl TemplateService {
         let mut head = HeadWriter::new(generator, (rendered.text_len() / 64).min(1 << 16));
         let mut cited: Vec<u32> = Vec::new();
         citations.next_trace();
-        self.walk_trace(rendered, Scopes::Dropped, &mut |line| {
-            head.line(
-                line.number,
-                line.templates.iter().copied(),
-                line.terms.iter().map(|t| iri_text(t)),
-            );
-            cited.extend(line.terms.iter().map(|t| citations.local(t)));
-        })?;
+        self.walk_trace(
+            rendered,
+            Scopes::Dropped,
+            citations,
+            &mut |line, citations| {
+                head.line(
+                    line.number,
+                    line.templates.iter().copied(),
+                    line.terms.iter().map(|&t| citations.text(t)),
+                );
+                cited.extend_from_slice(line.terms);
+            },
+        )?;
         // Numbered as met, so mostly in order already: sorted as numbers
         // (each text has one), then by text.
         cited.sort_unstable();
@@ -327,11 +332,12 @@ impl TemplateService {
     /// Traces `rendered` (see [`TemplateService::trace`]) and shows each
     /// traced line to `visit`, in order; each line's scope only when
     /// [`Scopes::Kept`], else only where the line's terms come from it.
-    fn walk_trace(
+    fn walk_trace<R: IriReader>(
         &self,
         rendered: &mut Rendered,
         scopes: Scopes,
-        visit: &mut dyn FnMut(Line<'_>),
+        reader: &mut R,
+        visit: &mut dyn FnMut(Line<'_, R::Iri>, &R),
     ) -> Result<(), TemplateError> {
         let name = rendered.template.as_str();
         let root = view_iris(&rendered.value).unwrap_or_default();
@@ -351,7 +357,13 @@ impl TemplateService {
                 });
             }
             drop(traced);
-            let walked = walk_lines(name, &stripped, &marks, &self.origins, &root, scopes, visit);
+            let walk = Walk {
+                name,
+                origins: &self.origins,
+                root: &root,
+                scopes,
+            };
+            let walked = walk.lines(&stripped, &marks, reader, visit);
             rendered.text = stripped.text;
             return walked;
         }
@@ -377,15 +389,13 @@ impl TemplateService {
         TRACE.with_borrow(|st| {
             let stripped = strip(&traced, st.marks.len());
             same_text(name, &stripped, &rendered.text, &st.marks, &self.origins)?;
-            walk_lines(
+            let walk = Walk {
                 name,
-                &stripped,
-                &st.marks,
-                &self.origins,
-                &root,
+                origins: &self.origins,
+                root: &root,
                 scopes,
-                visit,
-            )
+            };
+            walk.lines(&stripped, &st.marks, reader, visit)
         })
     }
 
@@ -754,16 +764,52 @@ enum Scopes {
     Dropped,
 }
 
-/// One traced line, borrowed from the walk that found it.
-struct Line<'a> {
+/// One traced line, borrowed from the walk that found it; its IRIs as
+/// the walk's [`IriReader`] reads them.
+struct Line<'a, I> {
     number: usize,
     /// `template:line` origins, outermost include first.
     templates: &'a [&'a str],
-    /// The IRIs behind it (string values), sorted, each once.
-    terms: &'a [Cow<'a, Value>],
+    /// The IRIs behind it, sorted by text, each once.
+    terms: &'a [I],
     /// The IRIs of the view object it was printed in, when asked for or
     /// when they are its terms.
-    scope: &'a [Cow<'a, Value>],
+    scope: &'a [I],
+}
+
+/// How a trace walk reads the IRIs off the view objects it meets.
+pub(crate) trait IriReader {
+    /// An IRI as read.
+    type Iri: Clone;
+    /// Adds `object`'s IRIs (see [`add_view_iris`]) to `iris`; whether it
+    /// is a view object.
+    fn view_iris(&mut self, object: &Value, iris: &mut Vec<Self::Iri>) -> bool;
+    /// Adds the IRI values `values` (string values).
+    fn iris(&mut self, values: &[Value], iris: &mut Vec<Self::Iri>);
+    /// Sorts `iris` by text and drops repeats.
+    fn sort(&self, iris: &mut Vec<Self::Iri>);
+}
+
+/// IRIs read as the string values they are, for [`TraceLine`]s.
+struct ByValue;
+
+impl IriReader for ByValue {
+    type Iri = Value;
+
+    fn view_iris(&mut self, object: &Value, iris: &mut Vec<Value>) -> bool {
+        let mut found = Vec::new();
+        let view = add_view_iris(object, &mut found);
+        iris.extend(found.into_iter().map(Cow::into_owned));
+        view
+    }
+
+    fn iris(&mut self, values: &[Value], iris: &mut Vec<Value>) {
+        iris.extend_from_slice(values);
+    }
+
+    fn sort(&self, iris: &mut Vec<Value>) {
+        sort_iris(iris);
+    }
 }
 
 /// The text of an IRI value (only string values are kept as IRIs).
@@ -772,7 +818,7 @@ fn iri_text(value: &Value) -> &str {
 }
 
 /// Sorts IRI values by their text and drops repeats.
-fn sort_iris(iris: &mut Vec<Cow<'_, Value>>) {
+fn sort_iris(iris: &mut Vec<Value>) {
     // A page cites the same few objects thousands of times, mostly as
     // clones of one value: those repeats go first, by address, keeping
     // the order the lines cited them in.
@@ -789,94 +835,107 @@ fn sort_iris(iris: &mut Vec<Cow<'_, Value>>) {
     iris.dedup_by(|a, b| iri_text(a) == iri_text(b));
 }
 
-/// Walks a stripped tracing render: per non-blank line, its template
-/// origins and terms, shown to `visit`. A line's buffers are reused for
-/// the next: a page of thousands of lines allocates for few of them.
-fn walk_lines<'m>(
-    name: &str,
-    stripped: &Stripped,
-    marks: &'m [MarkInfo],
-    origins: &'m Origins,
-    root: &'m [Value],
+/// What a trace walk needs beside the render: the template's name (for
+/// errors), the origins, the context's own IRIs and which scopes to show.
+struct Walk<'w> {
+    name: &'w str,
+    origins: &'w Origins,
+    root: &'w [Value],
     scopes: Scopes,
-    visit: &mut dyn FnMut(Line<'_>),
-) -> Result<(), TemplateError> {
-    let lines = &stripped.lines;
-    let text = &stripped.text;
-    let mut templates: Vec<&str> = Vec::new();
-    let mut terms: Vec<Cow<'m, Value>> = Vec::new();
-    let mut scope: Vec<Cow<'m, Value>> = Vec::new();
-    let mut fallback: Vec<Cow<'m, Value>> = Vec::new();
-    // Per line, the next line with a mark: made when first needed.
-    let mut next_marked: Option<Vec<usize>> = None;
-    for (number, &(start, _)) in lines.iter().enumerate() {
-        let end = lines
-            .get(number + 1)
-            .map_or(text.len(), |&(next, _)| next - 1);
-        if text[start..end].trim().is_empty() {
-            continue;
-        }
-        // A line without a sentinel is the start of a printed value that
-        // holds a line break (a model literal of several lines): its
-        // sentinel is the next one, printed right after the value.
-        let mut line_marks = stripped.line_marks(number);
-        if line_marks.is_empty() {
-            let next = next_marked.get_or_insert_with(|| next_marked_lines(stripped));
-            if next[number] < lines.len() {
-                line_marks = &stripped.line_marks(next[number])[..1];
+}
+
+impl Walk<'_> {
+    /// Walks a stripped tracing render: per non-blank line, its template
+    /// origins and terms, shown to `visit` with `reader`, which read the
+    /// terms. A line's buffers are reused for the next: a page of
+    /// thousands of lines allocates for few of them.
+    fn lines<R: IriReader>(
+        &self,
+        stripped: &Stripped,
+        marks: &[MarkInfo],
+        reader: &mut R,
+        visit: &mut dyn FnMut(Line<'_, R::Iri>, &R),
+    ) -> Result<(), TemplateError> {
+        let lines = &stripped.lines;
+        let text = &stripped.text;
+        let mut templates: Vec<&str> = Vec::new();
+        let mut terms: Vec<R::Iri> = Vec::new();
+        let mut scope: Vec<R::Iri> = Vec::new();
+        let mut fallback: Vec<R::Iri> = Vec::new();
+        // Per line, the next line with a mark: made when first needed.
+        let mut next_marked: Option<Vec<usize>> = None;
+        for (number, &(start, _)) in lines.iter().enumerate() {
+            let end = lines
+                .get(number + 1)
+                .map_or(text.len(), |&(next, _)| next - 1);
+            if text[start..end].trim().is_empty() {
+                continue;
             }
-        }
-        templates.clear();
-        terms.clear();
-        for &m in line_marks {
-            let info = &marks[m];
-            for origin in chain_of(info, origins) {
-                if !templates.contains(&origin) {
-                    templates.push(origin);
+            // A line without a sentinel is the start of a printed value that
+            // holds a line break (a model literal of several lines): its
+            // sentinel is the next one, printed right after the value.
+            let mut line_marks = stripped.line_marks(number);
+            if line_marks.is_empty() {
+                let next = next_marked.get_or_insert_with(|| next_marked_lines(stripped));
+                if next[number] < lines.len() {
+                    line_marks = &stripped.line_marks(next[number])[..1];
                 }
             }
-            if let Some(owner) = &info.owner {
-                add_view_iris(owner, &mut terms);
-            }
-        }
-        sort_iris(&mut terms);
-        scope.clear();
-        if terms.is_empty() || scopes == Scopes::Kept {
-            let enclosing = line_marks.iter().find_map(|&m| {
+            templates.clear();
+            terms.clear();
+            for &m in line_marks {
                 let info = &marks[m];
-                info.enclosing()
-                    .into_iter()
-                    .chain(&info.frame)
-                    .find(|object| add_view_iris(object, &mut scope))
-            });
-            if enclosing.is_none() {
-                scope.extend(root.iter().map(Cow::Borrowed));
+                for origin in chain_of(info, self.origins) {
+                    if !templates.contains(&origin) {
+                        templates.push(origin);
+                    }
+                }
+                if let Some(owner) = &info.owner {
+                    reader.view_iris(owner, &mut terms);
+                }
             }
+            reader.sort(&mut terms);
+            scope.clear();
+            if terms.is_empty() || self.scopes == Scopes::Kept {
+                let enclosing = line_marks.iter().find_map(|&m| {
+                    let info = &marks[m];
+                    info.enclosing()
+                        .into_iter()
+                        .chain(&info.frame)
+                        .find(|object| reader.view_iris(object, &mut scope))
+                });
+                if enclosing.is_none() {
+                    reader.iris(self.root, &mut scope);
+                }
+            }
+            if templates.is_empty() {
+                return Err(TemplateError {
+                    template: self.name.to_owned(),
+                    line: None,
+                    message: format!(
+                        "output line {} has no template origin in the tracing render",
+                        number + 1
+                    ),
+                });
+            }
+            // No value read off a view object: the enclosing view object's.
+            let own = !terms.is_empty();
+            if !own {
+                fallback.clone_from(&scope);
+                reader.sort(&mut fallback);
+            }
+            visit(
+                Line {
+                    number: number + 1,
+                    templates: &templates,
+                    terms: if own { &terms } else { &fallback },
+                    scope: &scope,
+                },
+                reader,
+            );
         }
-        if templates.is_empty() {
-            return Err(TemplateError {
-                template: name.to_owned(),
-                line: None,
-                message: format!(
-                    "output line {} has no template origin in the tracing render",
-                    number + 1
-                ),
-            });
-        }
-        // No value read off a view object: the enclosing view object's.
-        let own = !terms.is_empty();
-        if !own {
-            fallback.clone_from(&scope);
-            sort_iris(&mut fallback);
-        }
-        visit(Line {
-            number: number + 1,
-            templates: &templates,
-            terms: if own { &terms } else { &fallback },
-            scope: &scope,
-        });
+        Ok(())
     }
-    Ok(())
 }
 
 /// Per line, the index of the first line at or after it that has a
@@ -1011,7 +1070,7 @@ fn origin_id(arg: Option<&Value>, origins: &Origins) -> Result<usize, Error> {
 /// map read from JSON, where they are found without a copy: most lines
 /// cite the same few objects, shared with the threads rendering, and a
 /// copy of a shared value counts its shared reference up and down.
-fn add_view_iris<'v>(value: &'v Value, terms: &mut Vec<Cow<'v, Value>>) -> bool {
+pub(crate) fn add_view_iris<'v>(value: &'v Value, terms: &mut Vec<Cow<'v, Value>>) -> bool {
     if !is_map(value) {
         return false;
     }
@@ -1589,13 +1648,12 @@ mod tests {
             let shared: Vec<Value> = (0..n)
                 .map(|i| Value::from(format!("iri:{}", i % 7)))
                 .collect();
-            let mut iris: Vec<Cow<'_, Value>> = Vec::new();
+            let mut iris: Vec<Value> = Vec::new();
             for i in 0..n * 3 {
-                // One value borrowed, clones of it, and equal values made
-                // apart.
-                iris.push(Cow::Borrowed(&shared[(i * 5) % n]));
-                iris.push(Cow::Owned(shared[(i * 7) % n].clone()));
-                iris.push(Cow::Owned(Value::from(format!("iri:{}", (i * 3) % 11))));
+                // Clones of shared values, and equal values made apart.
+                iris.push(shared[(i * 5) % n].clone());
+                iris.push(shared[(i * 7) % n].clone());
+                iris.push(Value::from(format!("iri:{}", (i * 3) % 11)));
             }
             let expected: Vec<String> = iris
                 .iter()
@@ -1603,8 +1661,15 @@ mod tests {
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();
+            // As values, and as a thread's numbers.
+            let mut citations = Citations::new();
+            let mut numbers = Vec::new();
+            citations.iris(&iris, &mut numbers);
+            citations.sort(&mut numbers);
+            let numbered: Vec<&str> = numbers.iter().map(|&n| citations.text(n)).collect();
+            assert_eq!(numbered, expected, "{n}");
             sort_iris(&mut iris);
-            let texts: Vec<&str> = iris.iter().map(|v| iri_text(v)).collect();
+            let texts: Vec<&str> = iris.iter().map(iri_text).collect();
             assert_eq!(texts, expected, "{n}");
         }
     }
