@@ -302,7 +302,10 @@ impl TemplateService {
     ) -> Result<SidecarStart, TemplateError> {
         // A guess at the line count, capped: a render of one huge line
         // must not reserve a sidecar of its size; past the cap, it grows.
-        let mut head = HeadWriter::new(generator, (rendered.text_len() / 64).min(1 << 16));
+        // A line of 48 bytes on average or more: a navigation page's
+        // lines average 52 (guessing 64, every page's sidecar outgrew its
+        // room and was copied, 400 KB a page at expense x1000).
+        let mut head = HeadWriter::new(generator, (rendered.text_len() / 48).min(1 << 16));
         let mut cited: Vec<u32> = Vec::new();
         citations.next_trace();
         self.walk_trace(
