@@ -46,7 +46,7 @@ pub struct Citations {
     /// The stamp of the numbers in `sorted`, and of those being sorted.
     sorted_stamp: u32,
     sorting_stamp: u32,
-    /// View objects met lately, by address, and their IRIs' numbers (in
+    /// View objects met lately, and their IRIs' numbers (in
     /// `object_iris`): a page's lines cite the thousands of objects of
     /// the navigation list, shared by every page, whose maps were last
     /// touched by the thread rendering, so that reading their IRIs missed
@@ -180,11 +180,11 @@ impl Citations {
     fn find_object(&mut self, address: usize) -> Option<u32> {
         let ahead = &self.last_objects[self.object_cursor.min(self.last_objects.len())..];
         let objects = &self.objects;
-        if let Some(step) = ahead
-            .iter()
-            .take(Self::AHEAD)
-            .position(|&at| objects[at as usize].address == address)
-        {
+        if let Some(step) = ahead.iter().take(Self::AHEAD).position(|&at| {
+            objects
+                .get(at as usize)
+                .is_some_and(|o| o.address == address)
+        }) {
             self.object_cursor += step + 1;
             #[cfg(test)]
             {
