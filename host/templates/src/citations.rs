@@ -11,7 +11,6 @@
 //! and another made in its place has it too, so what it finds is checked
 //! against the text.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -69,8 +68,6 @@ pub struct Citations {
     /// objects it met.
     trace: u64,
     objects_met: usize,
-    /// Reused for reading an object's IRIs.
-    reading: Vec<Value>,
     /// How many strings were found where the last trace had them.
     #[cfg(test)]
     followed: usize,
@@ -220,15 +217,11 @@ impl Citations {
         }
         let mut found = Vec::new();
         let view = add_view_iris(object, &mut found);
-        let mut reading = std::mem::take(&mut self.reading);
-        reading.extend(found.into_iter().map(Cow::into_owned));
         let start = self.object_iris.len();
-        for value in &reading {
+        for value in &found {
             let local = self.local(value);
             self.object_iris.push(local);
         }
-        reading.clear();
-        self.reading = reading;
         iris.extend_from_slice(&self.object_iris[start..]);
         match address {
             Some(address) => {

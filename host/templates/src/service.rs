@@ -287,9 +287,9 @@ impl TemplateService {
     /// [`TemplateService::trace`], written straight into the start of the
     /// output's sidecar ([`crate::sidecar_head`]'s text), with the terms
     /// the trace cites, numbered in `citations`: for the sidecar, a line's
-    /// strings are borrowed from the render, not copied into
-    /// [`TraceLine`]s (thousands of pages that each cite the same
-    /// thousands of objects).
+    /// IRIs are the thread's numbers, its texts the thread's strings, not
+    /// copies into [`TraceLine`]s (thousands of pages that each cite the
+    /// same thousands of objects).
     ///
     /// # Errors
     ///
@@ -344,6 +344,12 @@ impl TemplateService {
     ) -> Result<(), TemplateError> {
         let name = rendered.template.as_str();
         let root = view_iris(&rendered.value).unwrap_or_default();
+        let walk = Walk {
+            name,
+            origins: &self.origins,
+            root: &root,
+            scopes,
+        };
         if let Some(made) = rendered.traced.take() {
             let TracedRender {
                 text: traced,
@@ -360,12 +366,6 @@ impl TemplateService {
                 });
             }
             drop(traced);
-            let walk = Walk {
-                name,
-                origins: &self.origins,
-                root: &root,
-                scopes,
-            };
             let walked = walk.lines(&stripped, &marks, reader, visit);
             rendered.text = stripped.text;
             return walked;
@@ -392,12 +392,6 @@ impl TemplateService {
         TRACE.with_borrow(|st| {
             let stripped = strip(&traced, st.marks.len());
             same_text(name, &stripped, &rendered.text, &st.marks, &self.origins)?;
-            let walk = Walk {
-                name,
-                origins: &self.origins,
-                root: &root,
-                scopes,
-            };
             walk.lines(&stripped, &st.marks, reader, visit)
         })
     }
