@@ -261,12 +261,11 @@ fn driver(args: &[String]) -> Result<(), String> {
 fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String> {
     let manifest = project_files(dir, &case)?;
     // Small runs are short and this machine's speed drifts: more rounds.
+    // At least three, so that one disturbed run is not the median.
     let rounds = match case.copies {
         Some(k) if k <= 10 => 11,
         Some(k) if k <= 100 => 5,
-        Some(k) if k <= 300 => 3,
-        Some(_) => 1,
-        None => 3,
+        _ => 3,
     };
     let cache = dir.join("cache");
     let log = dir.join("log.txt");
