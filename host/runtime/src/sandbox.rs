@@ -506,7 +506,10 @@ impl Sandbox {
         let context_bytes = context.len();
         // A render to be traced is made once, instrumented, unless the
         // keeper would otherwise wait: then it traces in a second render.
-        let once = self.tracing && !self.keeper.as_mut().is_some_and(Keeper::idle);
+        // Not when the tracing render reuses loops' output: it then costs
+        // less than the normal render.
+        let once = self.tracing
+            && (service.keeps_fragments() || !self.keeper.as_mut().is_some_and(Keeper::idle));
         let made = if once {
             service.render_json_to_trace(name, context)
         } else {

@@ -43,24 +43,40 @@ pub(crate) const VALUE_FN: &str = "__seams_value";
 /// enclosing view object: the owner is that candidate, named once.
 pub(crate) const OWNED_FN: &str = "__seams_owned";
 pub(crate) const INCLUDE_FN: &str = "__seams_include";
+/// Names of the tracing calls around a shared loop ([`crate::fragment`]):
+/// whether its output is kept for this list, the kept output, keeping it,
+/// and the variable that captures it.
+pub(crate) const FRAGMENT_FN: &str = "__seams_fragment";
+pub(crate) const REPLAY_FN: &str = "__seams_replay";
+pub(crate) const KEEP_FN: &str = "__seams_keep";
+const KEPT_VAR: &str = "__seams_kept";
 
 /// A template, instrumented.
 pub(crate) struct Instrumented {
     /// The rewritten source.
     pub(crate) source: String,
+    /// How many shared loops keep their output ([`crate::fragment`]).
+    pub(crate) shared_loops: usize,
     /// What in the template could make its stripped tracing render differ
     /// from its normal render, with its line; `None` when nothing can.
     pub(crate) unsure: Option<(usize, &'static str)>,
 }
 
 /// Instruments `source` (template `name`). `line_ids` maps each template
-/// line to the id its calls pass: `register(line)` returns that id.
+/// line to the id its calls pass: `register(line)` returns that id. With
+/// `fragments`, its shared loops ([`crate::fragment`]) keep their output.
 pub(crate) fn instrument(
     name: &str,
     source: &str,
     d: &Delimiters,
+    fragments: bool,
     register: &mut dyn FnMut(usize) -> usize,
 ) -> Result<Instrumented, TemplateError> {
+    let fragments = fragments && crate::fragment::template_allows(source, d);
+    // The shared loop being copied: where its `endfor` starts, and what
+    // follows that tag. How many this template has had.
+    let mut shared: Option<(usize, String)> = None;
+    let mut sites = 0;
     let mut out = String::with_capacity(source.len() * 2);
     let mut unsure = [
         super::service::SENTINEL_OPEN,
@@ -217,6 +233,39 @@ pub(crate) fn instrument(
                         out.push_str(d.block.1);
                     }
                     _ => {
+                        let tag_start = pos - end;
+                        if let Some((_, after)) = shared.take_if(|(at, _)| *at == tag_start) {
+                            out.push_str(&rest[..end]);
+                            out.push_str(&after);
+                            scopes.pop();
+                            blocks.pop();
+                            continue;
+                        }
+                        if keyword == "for"
+                            && fragments
+                            && blocks.is_empty()
+                            && let Some(found) = crate::fragment::shared_loop(
+                                &rest[d.block.0.len()..end - d.block.1.len()],
+                                &source[pos..],
+                                d,
+                            )
+                        {
+                            let id = register(start_line);
+                            let site = format!("{id}|{FRAGMENT_FN}({sites}, {})", found.list);
+                            let (b, v) = (d.block, d.var);
+                            out.push_str(&format!(
+                                "{} if {site} {}{} {id}|{REPLAY_FN} {}{} else {}{} set {KEPT_VAR} {}",
+                                b.0, b.1, v.0, v.1, b.0, b.1, b.0, b.1
+                            ));
+                            shared = Some((
+                                pos + found.endfor,
+                                format!(
+                                    "{} endset {}{} {id}|{KEEP_FN}({sites}, {}, {KEPT_VAR}) {}{} endif {}",
+                                    b.0, b.1, v.0, found.list, v.1, b.0, b.1
+                                ),
+                            ));
+                            sites += 1;
+                        }
                         let opened = match keyword {
                             "for" => Some(for_targets(trimmed)),
                             "macro" | "call" => Some(parameters(trimmed)),
@@ -256,6 +305,7 @@ pub(crate) fn instrument(
     Ok(Instrumented {
         source: out,
         unsure,
+        shared_loops: sites,
     })
 }
 
@@ -302,7 +352,7 @@ fn expression_unsure(expr: &str) -> Option<&'static str> {
 }
 
 /// The first tag that opens in `rest`: where, and which.
-fn next_tag(rest: &str, d: &Delimiters) -> Option<(usize, Tag)> {
+pub(crate) fn next_tag(rest: &str, d: &Delimiters) -> Option<(usize, Tag)> {
     [
         (rest.find(d.var.0), Tag::Var),
         (rest.find(d.block.0), Tag::Block),
@@ -314,7 +364,7 @@ fn next_tag(rest: &str, d: &Delimiters) -> Option<(usize, Tag)> {
 }
 
 #[derive(Clone, Copy)]
-enum Tag {
+pub(crate) enum Tag {
     Var,
     Block,
     Comment,
@@ -322,7 +372,7 @@ enum Tag {
 
 /// The end (exclusive) of a tag opened at the start of `rest`, skipping
 /// string literals, so that a `}}` inside quotes does not close it.
-fn tag_end(rest: &str, open_len: usize, close: &str) -> Option<usize> {
+pub(crate) fn tag_end(rest: &str, open_len: usize, close: &str) -> Option<usize> {
     let bytes = rest.as_bytes();
     let mut i = open_len;
     let mut quote: Option<u8> = None;
@@ -349,14 +399,14 @@ fn tag_end(rest: &str, open_len: usize, close: &str) -> Option<usize> {
     None
 }
 
-fn split_ws_prefix(inner: &str) -> (&str, &str) {
+pub(crate) fn split_ws_prefix(inner: &str) -> (&str, &str) {
     match inner.as_bytes().first() {
         Some(b'-' | b'+') => (&inner[..1], &inner[1..]),
         _ => ("", inner),
     }
 }
 
-fn split_ws_suffix(inner: &str) -> (&str, &str) {
+pub(crate) fn split_ws_suffix(inner: &str) -> (&str, &str) {
     match inner.as_bytes().last() {
         Some(b'-' | b'+') => (&inner[..inner.len() - 1], &inner[inner.len() - 1..]),
         _ => (inner, ""),
@@ -579,7 +629,7 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
     None
 }
 
-fn is_identifier(text: &str) -> bool {
+pub(crate) fn is_identifier(text: &str) -> bool {
     let mut chars = text.chars();
     matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
         && chars.all(|c| c.is_alphanumeric() || c == '_')
@@ -614,7 +664,7 @@ mod tests {
 
     fn run(source: &str) -> (String, Vec<usize>) {
         let mut lines = Vec::new();
-        let out = instrument("t", source, &jinja(), &mut |l| {
+        let out = instrument("t", source, &jinja(), false, &mut |l| {
             lines.push(l);
             lines.len() - 1
         })
@@ -625,7 +675,7 @@ mod tests {
     #[test]
     fn what_could_make_the_stripped_tracing_render_differ_is_found() {
         let unsure = |source: &str| {
-            instrument("t", source, &jinja(), &mut |_| 0)
+            instrument("t", source, &jinja(), false, &mut |_| 0)
                 .unwrap()
                 .unsure
         };

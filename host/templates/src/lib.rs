@@ -28,6 +28,7 @@ mod citations;
 #[cfg(test)]
 mod corpus;
 mod error;
+mod fragment;
 mod instrument;
 mod service;
 mod syntax;

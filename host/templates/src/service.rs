@@ -52,6 +52,9 @@ pub struct TemplateService {
     /// rendered twice.
     unsure: Option<String>,
     shared: SharedFields,
+    /// Whether the tracing render keeps the output of shared loops
+    /// ([`crate::fragment`]).
+    fragments: bool,
 }
 
 thread_local! {
@@ -63,6 +66,9 @@ thread_local! {
             includes: Vec::new(),
             chain: None,
             taken: 0,
+            kept: Vec::new(),
+            pending: None,
+            replays: 0,
         })
     };
     /// The mark of the value a tracing call just handed back: its sentinel
@@ -95,6 +101,13 @@ impl TemplateService {
         let mut origins = Origins::default();
         let mut instrumented = Vec::new();
         let mut unsure = None;
+        // A template's top-level names may be given elsewhere (by a
+        // template extending it, say): fragments only where none can.
+        let templates: Vec<(String, String)> = templates.into_iter().collect();
+        let fragments = templates
+            .iter()
+            .all(|(_, source)| crate::fragment::template_allows(source, &delimiters));
+        let mut shared_loops = 0;
         for (name, source) in templates {
             if let Some(at) = source.find(crate::instrument::RESERVED_PREFIX) {
                 return Err(TemplateError {
@@ -108,9 +121,14 @@ impl TemplateService {
             }
             env.add_template_owned(name.clone(), source.clone())
                 .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
-            let made = crate::instrument::instrument(&name, &source, &delimiters, &mut |line| {
-                origins.add(&name, line)
-            })?;
+            let made = crate::instrument::instrument(
+                &name,
+                &source,
+                &delimiters,
+                fragments,
+                &mut |line| origins.add(&name, line),
+            )?;
+            shared_loops += made.shared_loops;
             if let (None, Some((line, why))) = (&unsure, made.unsure) {
                 unsure = Some(format!("{name}:{line} ({why})"));
             }
@@ -131,6 +149,7 @@ impl TemplateService {
             sources,
             unsure,
             shared: SharedFields::default(),
+            fragments: shared_loops > 0,
         })
     }
 
@@ -147,6 +166,13 @@ impl TemplateService {
     /// template line that makes it twice, and why.
     pub fn renders_once(&self) -> Result<(), &str> {
         self.unsure.as_deref().map_or(Ok(()), Err)
+    }
+
+    /// Whether the tracing render of some template reuses the output of a
+    /// loop over a list the last render looped over ([`crate::fragment`]):
+    /// a render made once then costs less than a normal render.
+    pub fn keeps_fragments(&self) -> bool {
+        self.fragments
     }
 
     /// The source of template `name`.
@@ -1030,6 +1056,40 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
             Ok(name)
         },
     );
+    let o = origins.clone();
+    env.add_filter(
+        crate::instrument::FRAGMENT_FN,
+        move |state: &minijinja::State, args: &[Value]| -> Result<bool, Error> {
+            let site = fragment_site(args, &o)?;
+            let list = args.get(2).cloned().unwrap_or_default();
+            let spent = state.fuel_levels().map_or(0, |(spent, _)| spent);
+            match TRACE.with_borrow_mut(|st| st.fragment(&o, site, &list, spent)) {
+                // What its first run spent, and a unit for the rounding.
+                Some(fuel) => state.consume_fuel(fuel.saturating_add(1)).map(|()| true),
+                None => Ok(false),
+            }
+        },
+    );
+    env.add_filter(
+        crate::instrument::REPLAY_FN,
+        |_: &[Value]| -> Result<Value, Error> {
+            TRACE
+                .with_borrow_mut(TraceState::replay)
+                .ok_or_else(|| Error::new(ErrorKind::InvalidOperation, "tracing call out of place"))
+        },
+    );
+    let o = origins.clone();
+    env.add_filter(
+        crate::instrument::KEEP_FN,
+        move |state: &minijinja::State, args: &[Value]| -> Result<Value, Error> {
+            let site = fragment_site(args, &o)?;
+            let output = args.get(3).cloned().unwrap_or_default();
+            let spent = state.fuel_levels().map_or(0, |(spent, _)| spent);
+            let list = args.get(2).cloned().unwrap_or_default();
+            TRACE.with_borrow_mut(|st| st.keep(&o, site, &list, &output, spent));
+            Ok(output)
+        },
+    );
     env.set_formatter(|out, state, value| {
         // Printing an undefined value fails as in the normal render,
         // whose formatter is the default one (a custom formatter is not
@@ -1046,6 +1106,18 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         }
     });
     env
+}
+
+/// The site a call on a shared loop names: its origin id and number.
+fn fragment_site(args: &[Value], origins: &Origins) -> Result<(usize, usize), Error> {
+    let id = origin_id(args.first(), origins)?;
+    let number = args.get(1).and_then(Value::as_usize).ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            "tracing call without a valid site",
+        )
+    })?;
+    Ok((id, number))
 }
 
 /// The origin id a tracing call names, checked against the origins the
@@ -1254,6 +1326,12 @@ const MARKS_RESERVED: usize = 16 << 10;
 #[derive(Debug)]
 struct TraceState {
     marks: Vec<MarkInfo>,
+    /// Shared loops' output, kept across renders ([`crate::fragment`]).
+    kept: Vec<Kept>,
+    /// What the last call on a shared loop found.
+    pending: Option<Pending>,
+    /// How many loops were printed from kept output, ever.
+    replays: usize,
     includes: Vec<IncludeFrame>,
     /// The include chain, rebuilt only when `includes` changes.
     chain: Option<Arc<[usize]>>,
@@ -1266,6 +1344,7 @@ struct TraceState {
 
 impl TraceState {
     fn reset(&mut self) {
+        self.pending = None;
         self.marks.clear();
         self.marks.reserve(self.taken.min(MARKS_RESERVED));
         self.includes.clear();
@@ -1316,6 +1395,111 @@ impl TraceState {
         self.marks.len() - 1
     }
 
+    /// Whether the shared loop `site` may print its output kept for
+    /// `list`: then the fuel its first run spent; else it runs, and
+    /// [`TraceState::keep`] may keep its output. Only at the top level of
+    /// the template rendered (no include open), where the list is the
+    /// context's own field.
+    fn fragment(
+        &mut self,
+        origins: &Arc<Origins>,
+        site: (usize, usize),
+        list: &Value,
+        spent: u64,
+    ) -> Option<u64> {
+        self.pending = None;
+        if !self.includes.is_empty() || crate::fragment::list_of(list).is_none() {
+            return None;
+        }
+        let found = self.kept.iter().position(|k| {
+            Arc::ptr_eq(&k.owner, origins)
+                && k.site == site
+                && crate::fragment::same_list(&k.list, list)
+        });
+        match found {
+            Some(at) => {
+                self.pending = Some(Pending::Replay(at));
+                Some(self.kept[at].fuel)
+            }
+            None => {
+                self.pending = Some(Pending::Keep {
+                    site,
+                    fuel: spent,
+                    marks: self.marks.len(),
+                });
+                None
+            }
+        }
+    }
+
+    /// The output kept for the loop [`TraceState::fragment`] found, its
+    /// marks added to this render's.
+    fn replay(&mut self) -> Option<Value> {
+        let Some(Pending::Replay(at)) = self.pending.take() else {
+            return None;
+        };
+        let kept = self.kept.get(at)?;
+        self.replays += 1;
+        let base = self.marks.len();
+        self.marks.extend(kept.marks.iter().cloned());
+        Some(if base == kept.base {
+            kept.text.clone()
+        } else {
+            let text = kept.text.as_str().unwrap_or_default();
+            Value::from_safe_string(crate::fragment::renumber(text, kept.base, base))
+        })
+    }
+
+    /// Keeps the output the loop `site` printed over `list`, when its
+    /// sentinels are exactly the marks it added.
+    fn keep(
+        &mut self,
+        origins: &Arc<Origins>,
+        site: (usize, usize),
+        list: &Value,
+        output: &Value,
+        spent: u64,
+    ) {
+        let Some(Pending::Keep {
+            site: s,
+            fuel,
+            marks,
+        }) = self.pending.take()
+        else {
+            return;
+        };
+        let Some(text) = output.as_str() else { return };
+        if s != site
+            || marks > self.marks.len()
+            || !self.includes.is_empty()
+            || text.len() > crate::fragment::KEPT_BYTES_MAX
+            || !crate::fragment::numbered_from(text, marks, self.marks.len() - marks)
+        {
+            return;
+        }
+        self.kept
+            .retain(|k| !(Arc::ptr_eq(&k.owner, origins) && k.site == site));
+        self.kept.push(crate::fragment::Kept {
+            owner: origins.clone(),
+            site,
+            list: list.clone(),
+            text: output.clone(),
+            base: marks,
+            marks: self.marks[marks..].to_vec(),
+            fuel: spent.saturating_sub(fuel),
+        });
+        let bytes = |kept: &[Kept]| -> usize {
+            kept.iter()
+                .map(|k| k.text.as_str().map_or(0, str::len))
+                .sum()
+        };
+        while self.kept.len() > crate::fragment::KEPT_MAX
+            || bytes(&self.kept) > crate::fragment::KEPT_BYTES_MAX
+        {
+            self.kept.remove(0);
+        }
+    }
+
     fn include(&mut self, origins: &Origins, id: usize, name: &Value, enclosing: &[Value]) {
         self.unwind_to(origins, id);
         let included = name.as_str().and_then(|n| origins.index.get(n).copied());
@@ -1326,6 +1510,21 @@ impl TraceState {
         });
         self.chain = None;
     }
+}
+
+/// A shared loop's output kept, with its marks.
+type Kept = crate::fragment::Kept<Origins, MarkInfo>;
+
+/// Between the calls around a shared loop: the kept output to print, or
+/// where the loop's run started (its fuel spent, its first mark).
+#[derive(Debug)]
+enum Pending {
+    Replay(usize),
+    Keep {
+        site: (usize, usize),
+        fuel: u64,
+        marks: usize,
+    },
 }
 
 fn is_map(value: &Value) -> bool {
@@ -2034,6 +2233,110 @@ mod tests {
             json!({}),
         );
         assert_eq!(text, "ab\n");
+    }
+
+    #[test]
+    fn a_shared_loop_prints_again_what_running_it_prints() {
+        for syntax in [Syntax::Jinja, Syntax::Brackets] {
+            shared_loop_prints_what_running_it_prints(syntax);
+        }
+    }
+
+    fn shared_loop_prints_what_running_it_prints(syntax: Syntax) {
+        let delimiters = |text: &str| match syntax {
+            Syntax::Jinja => text.to_owned(),
+            Syntax::Brackets => text
+                .replace("{%", "[%")
+                .replace("%}", "%]")
+                .replace("{{", "[[")
+                .replace("}}", "]]")
+                .replace("{#", "[#")
+                .replace("#}", "#]"),
+        };
+        // The navigation loop keeps its output; with a comment in its body
+        // (which prints nothing) it does not.
+        let page = "<title>{{ page.title }}</title>\n{% if page.extra %}\n<p>{{ page.extra }}</p>\n{% endif %}\n<nav>\n{% for item in nav %}@\n  <a href=\"{{ item.href }}\">{{ item.title }}</a>\n{% endfor %}\n</nav>\n{% include \"body.html\" %}\n";
+        let body = delimiters("<main>{{ page.title }}</main>\n");
+        let body = ("body.html", body.as_str());
+        let page = delimiters(page);
+        let kept = service(syntax, &[("page.html", &page.replace('@', "")), body]);
+        let run = service(
+            syntax,
+            &[
+                ("page.html", &page.replace('@', &delimiters("{# #}"))),
+                body,
+            ],
+        );
+        assert!(kept.keeps_fragments() && !run.keeps_fragments());
+        let nav = |n: usize, title: &str| -> serde_json::Value {
+            (0..n)
+                .map(|i| json!({"iri": format!("urn:nav:{i}"), "href": format!("p{i}.html"), "title": format!("{title} {i} & <more>")}))
+                .collect()
+        };
+        let replays = || TRACE.with_borrow(|st| st.replays);
+        let before = replays();
+        let check = |nav: &serde_json::Value, p: usize| {
+            let context = json!({
+                "page": {"iri": format!("urn:page:{p}"), "title": format!("Page {p}"), "extra": (p % 2 == 1).then_some("odd")},
+                "nav": nav,
+            })
+            .to_string();
+            let mut a = kept.render_json_to_trace("page.html", &context).unwrap();
+            let mut b = run.render_json_to_trace("page.html", &context).unwrap();
+            assert_eq!(
+                kept.trace(&mut a).unwrap(),
+                run.trace(&mut b).unwrap(),
+                "page {p}"
+            );
+            assert_eq!(a.text, b.text, "page {p}");
+            assert_eq!(
+                a.text,
+                kept.render_json("page.html", &context).unwrap().text
+            );
+            // It never spends less fuel than running the loop does.
+            let (_, with_kept) = kept
+                .render_traced_value(
+                    "page.html",
+                    kept.context_value("page.html", &context).unwrap(),
+                )
+                .unwrap();
+            let (_, with_run) = run
+                .render_traced_value(
+                    "page.html",
+                    run.context_value("page.html", &context).unwrap(),
+                )
+                .unwrap();
+            assert!(with_kept >= with_run, "page {p}: {with_kept} < {with_run}");
+        };
+        // Over 4 KiB: one value, shared by the contexts.
+        let first = nav(120, "Page");
+        for p in 0..5 {
+            check(&first, p);
+        }
+        // Printed from the kept output, renumbered after odd pages' extra
+        // mark, in every render but the first (each render above is made
+        // twice with the loop kept).
+        assert_eq!(replays() - before, 5 * 2 - 1);
+        // Another list runs the loop again.
+        let second = nav(130, "Other");
+        check(&second, 5);
+        check(&second, 6);
+        assert_eq!(replays() - before, 5 * 2 - 1 + 3);
+        // A list that is not shared (under 4 KiB) is run every time.
+        let small = nav(3, "Small");
+        check(&small, 7);
+        check(&small, 8);
+        assert_eq!(replays() - before, 5 * 2 - 1 + 3);
+        // Text that looks like a sentinel is not kept.
+        let hostile = nav(120, &format!("x{SENTINEL_OPEN}1{SENTINEL_CLOSE}"));
+        for _ in 0..2 {
+            let context =
+                json!({"page": {"title": "t", "extra": null}, "nav": &hostile}).to_string();
+            let mut a = kept.render_json_to_trace("page.html", &context).unwrap();
+            let mut b = run.render_json_to_trace("page.html", &context).unwrap();
+            assert_eq!(kept.trace(&mut a).is_ok(), run.trace(&mut b).is_ok());
+        }
+        assert_eq!(replays() - before, 5 * 2 - 1 + 3);
     }
 
     #[test]
