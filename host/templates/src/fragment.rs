@@ -58,7 +58,8 @@ pub(crate) fn template_allows(source: &str, d: &Delimiters) -> bool {
             return false;
         };
         if let Tag::Block = tag {
-            let inner = tail[open.len()..end - close.len()].trim_matches(['-', '+', ' ']);
+            let inner = tail[open.len()..end - close.len()]
+                .trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
             let keyword = inner
                 .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .next()
@@ -213,7 +214,7 @@ pub(crate) fn renumber(text: &str, base: usize, to: usize) -> String {
         let after = &rest[start..];
         let len = after.bytes().take_while(u8::is_ascii_digit).count();
         let number: usize = after[..len].parse().unwrap_or(base);
-        out.push_str(digits.format(number - base + to));
+        out.push_str(digits.format(number.saturating_sub(base).saturating_add(to)));
         rest = &after[len..];
     }
     out.push_str(rest);
@@ -293,6 +294,7 @@ mod tests {
             ("{% extends \"base\" %}", false),
             ("{% block b %}{% endblock %}", false),
             ("{%- macro m() %}{% endmacro %}", false),
+            ("{%\n\tset nav = 1 %}", false),
             ("{% with nav = 1 %}{% endwith %}", false),
             ("{% from \"m\" import n %}", false),
             ("{% for x in xs", false),
