@@ -64,7 +64,9 @@ pub(crate) struct Instrumented {
 
 /// Instruments `source` (template `name`). `line_ids` maps each template
 /// line to the id its calls pass: `register(line)` returns that id. With
-/// `fragments`, its shared loops ([`crate::fragment`]) keep their output.
+/// `fragments` (the caller checked [`crate::fragment::template_allows`]
+/// for every template of the service), its shared loops keep their
+/// output.
 pub(crate) fn instrument(
     name: &str,
     source: &str,
@@ -72,7 +74,6 @@ pub(crate) fn instrument(
     fragments: bool,
     register: &mut dyn FnMut(usize) -> usize,
 ) -> Result<Instrumented, TemplateError> {
-    let fragments = fragments && crate::fragment::template_allows(source, d);
     // The shared loop being copied: where its `endfor` starts, and what
     // follows that tag. How many this template has had.
     let mut shared: Option<(usize, String)> = None;

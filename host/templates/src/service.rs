@@ -437,7 +437,7 @@ impl TemplateService {
         let template = self.traced.get_template(name)?;
         TRACE.with_borrow_mut(TraceState::reset);
         let captured = template.render_captured(value)?;
-        let spent = captured.state().fuel_levels().map_or(0, |(spent, _)| spent);
+        let spent = fuel_spent(captured.state());
         Ok((captured.into_output(), spent))
     }
 }
@@ -1062,7 +1062,7 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         move |state: &minijinja::State, args: &[Value]| -> Result<bool, Error> {
             let site = fragment_site(args, &o)?;
             let list = args.get(2).cloned().unwrap_or_default();
-            let spent = state.fuel_levels().map_or(0, |(spent, _)| spent);
+            let spent = fuel_spent(state);
             match TRACE.with_borrow_mut(|st| st.fragment(&o, site, &list, spent)) {
                 // What its first run spent, and a unit for the rounding.
                 Some(fuel) => state.consume_fuel(fuel.saturating_add(1)).map(|()| true),
@@ -1084,7 +1084,7 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         move |state: &minijinja::State, args: &[Value]| -> Result<Value, Error> {
             let site = fragment_site(args, &o)?;
             let output = args.get(3).cloned().unwrap_or_default();
-            let spent = state.fuel_levels().map_or(0, |(spent, _)| spent);
+            let spent = fuel_spent(state);
             let list = args.get(2).cloned().unwrap_or_default();
             TRACE.with_borrow_mut(|st| st.keep(&o, site, &list, &output, spent));
             Ok(output)
@@ -1106,6 +1106,11 @@ fn tracing_environment(syntax: Syntax, origins: &Arc<Origins>) -> Environment<'s
         }
     });
     env
+}
+
+/// The fuel a render has spent so far (0 when fuel is not counted).
+fn fuel_spent(state: &minijinja::State) -> u64 {
+    state.fuel_levels().map_or(0, |(spent, _)| spent)
 }
 
 /// The site a call on a shared loop names: its origin id and number.
