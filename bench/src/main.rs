@@ -14,7 +14,7 @@
 //! recorded the stats of the files it wrote), `seams check` and a no-op
 //! without that record (which reads every locked file);
 //! each as its own process (this binary run in a child mode), with its
-//! wall time and peak memory as the OS counts them. After the cold
+//! wall time and its own peak memory as the OS counts them. After the cold
 //! run, every mode runs once per round, round after round, so that a
 //! drift in the machine's speed touches them alike; each is reported by
 //! its median round. The floor's files must equal seams's byte for byte.
@@ -49,8 +49,7 @@ fn main() -> ExitCode {
 }
 
 /// Where the floor leaves the model's triple count: the benchmark itself
-/// never loads a model, so that its peak memory (which every child it
-/// starts counts as its own) stays small.
+/// never loads a model, so that it stays small beside the runs it starts.
 const TRIPLES: &str = "triples.txt";
 
 /// A measured run, in its own process: `run MODE PROJECT`.
@@ -60,14 +59,20 @@ fn child(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     };
     measure::usual_open_file_limit();
-    let dir = Path::new(dir);
+    let code = measured(mode, Path::new(dir));
+    measure::report_own_peak();
+    code
+}
+
+/// The work of `run MODE PROJECT`.
+fn measured(mode: &str, dir: &Path) -> ExitCode {
     let cli = |command: &str| {
         let argv = ["seams", command, "--project", &dir.to_string_lossy(), "-q"];
         let mut err = std::io::stderr();
         let code = seams::cli::run(argv.map(Into::into), &mut std::io::sink(), &mut err);
         ExitCode::from(code)
     };
-    match mode.as_str() {
+    match mode {
         "seams" => cli("generate"),
         "check" => cli("check"),
         "untraced" | "unchecked" => match modified(dir, mode) {
@@ -487,7 +492,7 @@ fn print_growth(rows: &[Row]) {
             let (a, b) = (pair[0], pair[1]);
             let ratio = |x: f64, y: f64| y / x;
             println!(
-                "| {} -> {} | {:.1}x | {:.1}x | {:.1}x | {:.1}x | {:.1}x | {:.1}x |",
+                "| {} -> {} | {:.2}x | {:.2}x | {:.2}x | {:.2}x | {:.2}x | {:.2}x |",
                 a.copies.unwrap_or(0),
                 b.copies.unwrap_or(0),
                 ratio(a.copies.unwrap_or(1) as f64, b.copies.unwrap_or(1) as f64),
