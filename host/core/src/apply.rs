@@ -27,8 +27,10 @@ use crate::stat_cache::FileStat;
 /// The file operations applying a plan needs: records (the journal, the
 /// lock) in the project directory, outputs in the output directory.
 pub(crate) trait ProjectFs {
-    /// Replaces the record `name` atomically.
+    /// Replaces the record `name` atomically, durably.
     fn write_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()>;
+    /// Creates the record `name`, which must not exist: not synced.
+    fn create_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()>;
     /// Stages the record `name`: written beside it, not yet synced nor
     /// renamed.
     fn stage_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<Staged>;
@@ -84,6 +86,10 @@ impl Dirs {
 impl ProjectFs for Dirs {
     fn write_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.root.write(name, bytes)
+    }
+
+    fn create_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.root.write_new(name, bytes)
     }
 
     fn stage_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<Staged> {
@@ -176,15 +182,29 @@ pub(crate) fn apply(
     };
     let mut applied = Applied::default();
 
-    // The record of intent first, durably (its entry by the batch's sync
-    // below, when that covers the project directory): from then on every
-    // file this run writes or deletes is recognised as seams's by the
-    // next run.
+    // The record of intent first, durable before anything is renamed or
+    // deleted: from then on every file this run writes or deletes is
+    // recognised as seams's by the next run.
     let one_file_system = fs.one_file_system();
+    // The batch's sync below, of the one file system, makes it durable
+    // with the staged files: written in place, it needs no sync of its
+    // own. Cut short by a crash before that sync, it announces a run that
+    // changed nothing, as the next run reads it ([`crate::journal`]). It
+    // replaces an interrupted run's journal atomically instead, which
+    // must not be lost, and is synced apart where the batch's syncs do not
+    // cover the project directory.
+    let in_place = one_file_system
+        && !plan.old_journal
+        && (!plan.writes.is_empty() || plan.lock_text.is_some());
     if let Some(journal) = &plan.journal {
         let path = root_path.join(JOURNAL_FILE);
-        fs.write_record(JOURNAL_FILE, journal.to_text().as_bytes())
-            .map_err(io(&path))?;
+        let text = journal.to_text();
+        if in_place {
+            fs.create_record(JOURNAL_FILE, text.as_bytes())
+        } else {
+            fs.write_record(JOURNAL_FILE, text.as_bytes())
+        }
+        .map_err(io(&path))?;
         if !one_file_system {
             fs.sync_project_dir().map_err(io(root_path))?;
         }

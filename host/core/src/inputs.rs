@@ -379,41 +379,51 @@ pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
 pub(crate) fn read_lock_and_text(
     project: &Project,
 ) -> Result<Option<(Lock, String)>, GenerateError> {
-    read_record(project, LOCK_FILE, |path, text| {
+    read_record(project, LOCK_FILE, |path, bytes| {
+        let text = decoded(path, bytes)?;
         Ok((Lock::parse(path, text)?, text.to_owned()))
     })
 }
 
-/// Reads the project's journal, if an interrupted run left one.
+/// Reads the project's journal, if an interrupted run left one. A journal
+/// cut short ([`Journal::cut_short`]) reads as one that announces
+/// nothing: its run was stopped before it renamed or deleted anything.
 ///
 /// # Errors
 ///
 /// An unreadable or invalid journal.
 pub fn read_journal(project: &Project) -> Result<Option<Journal>, GenerateError> {
-    read_record(project, JOURNAL_FILE, Journal::parse)
+    read_record(project, JOURNAL_FILE, |path, bytes| {
+        if Journal::cut_short(bytes) {
+            return Ok(Journal::empty());
+        }
+        Journal::parse(path, decoded(path, bytes)?)
+    })
 }
 
 /// Reads the record `name` in the project directory (the lock or the
-/// journal) with `parse`, which gets its path and text; `None` when there
+/// journal) with `parse`, which gets its path and bytes; `None` when there
 /// is none.
 fn read_record<T>(
     project: &Project,
     name: &str,
-    parse: impl Fn(&str, &str) -> Result<T, LockError>,
+    parse: impl Fn(&str, &[u8]) -> Result<T, LockError>,
 ) -> Result<Option<T>, GenerateError> {
     let path = project.root.join(name);
     let shown = path.display().to_string();
     match std::fs::read(&path) {
-        Ok(bytes) => {
-            let text = seams_model::input_text::decode(&bytes).map_err(|e| LockError::Invalid {
-                path: shown.clone(),
-                message: e.to_string(),
-            })?;
-            Ok(Some(parse(&shown, text)?))
-        }
+        Ok(bytes) => Ok(Some(parse(&shown, &bytes)?)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(GenerateError::Io { path, source }),
     }
+}
+
+/// A record's bytes as text; `path` names it in the error.
+fn decoded<'a>(path: &str, bytes: &'a [u8]) -> Result<&'a str, LockError> {
+    seams_model::input_text::decode(bytes).map_err(|e| LockError::Invalid {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
 }
 
 /// A `.wasm` whose bytes differ from the component the lock pins.

@@ -1,7 +1,8 @@
 //! The record of intent: before `seams generate` renames a file into place
 //! or deletes one, it writes `seams.journal` beside the lock, durably,
 //! listing every file it will write (as the lock will record it) and every
-//! file it will delete. The journal is removed once the new lock is
+//! file it will delete. (A journal cut short by a crash before it was
+//! durable announces nothing: [`Journal::cut_short`].) The journal is removed once the new lock is
 //! written. When a run is interrupted, the next `generate` and `check`
 //! read the lock and the journal together ([`recover`]): a file whose
 //! bytes are those the journal announced was written by seams, whatever
@@ -73,6 +74,30 @@ impl Journal {
         Ok(journal)
     }
 
+    /// A journal that announces nothing: what one cut short says.
+    pub(crate) fn empty() -> Journal {
+        Journal {
+            journal_version: JOURNAL_VERSION,
+            writes: Vec::new(),
+            deletes: Vec::new(),
+        }
+    }
+
+    /// Whether `bytes` are a journal cut short: what a crash can leave of
+    /// one written in place before the sync that made it durable with its
+    /// batch (`apply`), so before its run renamed or deleted anything.
+    /// That is no bytes, JSON that ends before it is complete, or bytes
+    /// ending in zeros (a file system that grew the file before its data
+    /// reached the disk). JSON never holds a zero byte, and a journal that
+    /// is whole but not what seams writes is still refused by
+    /// [`Journal::parse`].
+    pub(crate) fn cut_short(bytes: &[u8]) -> bool {
+        if bytes.last().is_none_or(|&b| b == 0) {
+            return true;
+        }
+        serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err_and(|e| e.is_eof())
+    }
+
     /// The journal's text.
     pub fn to_text(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("a journal serializes");
@@ -136,4 +161,54 @@ pub fn recover(
         }
     }
     Ok(lock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_journal_cut_short_reads_as_one() {
+        let whole = Journal {
+            journal_version: JOURNAL_VERSION,
+            writes: vec![JournalWrite {
+                path: "out/café.html".to_owned(),
+                sha256: "ab".repeat(32),
+                generator: "htmx".to_owned(),
+            }],
+            deletes: vec!["out/old.html".to_owned()],
+        }
+        .to_text();
+        assert!(!Journal::cut_short(whole.as_bytes()));
+        // Cut at any byte before its closing brace, even inside a
+        // character: cut short.
+        let end = whole.trim_end().len();
+        for cut in 0..end {
+            assert!(Journal::cut_short(&whole.as_bytes()[..cut]), "{cut}");
+        }
+        assert!(!Journal::cut_short(&whole.as_bytes()[..end]));
+        let mut zeros = whole.clone().into_bytes();
+        zeros.extend([0; 4096]);
+        let cases: [(&[u8], bool); 7] = [
+            (b"", true),
+            (&[0; 512], true),
+            (&zeros, true),
+            (b"   \n", true),
+            (b"{ half a journal", false),
+            (b"null", false),
+            (b"{\"journal_version\": 1} trailing", false),
+        ];
+        for (bytes, cut) in cases {
+            assert_eq!(
+                Journal::cut_short(bytes),
+                cut,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        assert_eq!(
+            Journal::empty().writes.len() + Journal::empty().deletes.len(),
+            0
+        );
+    }
 }

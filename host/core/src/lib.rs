@@ -130,6 +130,11 @@ pub mod testing {
             self.inner.write_record(name, bytes)
         }
 
+        fn create_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<()> {
+            self.step()?;
+            self.inner.create_record(name, bytes)
+        }
+
         fn stage_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<Staged> {
             self.step()?;
             self.inner.stage_record(name, bytes)

@@ -236,6 +236,25 @@ impl OutputDir {
         staged.rename()
     }
 
+    /// Creates `rel`, a file of this directory itself that must not exist
+    /// yet, holding `bytes`: not synced, so durable only once something
+    /// syncs its file system ([`Staged::sync_file_system`]).
+    ///
+    /// # Errors
+    ///
+    /// An I/O error; `AlreadyExists` when `rel` exists (even as a
+    /// symlink).
+    pub fn write_new(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let mut file = self.dir.open_with(rel, &options)?.into_std();
+        let written = file.write_all(bytes);
+        if written.is_err() {
+            let _ = self.dir.remove_file(rel);
+        }
+        written
+    }
+
     /// Writes `bytes` to a temporary file beside `rel` (creating its
     /// directories), not yet synced nor renamed: a batch of files is
     /// staged, then synced ([`Staged::sync`]), then renamed
