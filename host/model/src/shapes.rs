@@ -173,7 +173,8 @@ impl Shapes {
             for target in &node.targets {
                 focus.extend(classes.instances(target.as_ref()).iter().cloned());
             }
-            focus.sort_by_key(ToString::to_string);
+            // A key per node, not per comparison.
+            focus.sort_by_cached_key(ToString::to_string);
             focus.dedup();
             for f in &focus {
                 for property in &node.properties {
@@ -367,7 +368,7 @@ fn values_of(model: &Model, focus: NamedOrBlankNodeRef<'_>, path: NamedNodeRef<'
         .flatten()
         .map(|q| q.object)
         .collect();
-    values.sort_by_key(ToString::to_string);
+    values.sort_by_cached_key(ToString::to_string);
     values.dedup();
     values
 }
