@@ -2,12 +2,12 @@
 //! or deletes one, it writes `seams.journal` beside the lock, durably,
 //! listing every file it will write (as the lock will record it) and every
 //! file it will delete. (A journal cut short by a crash before it was
-//! durable announces nothing: [`Journal::cut_short`].) The journal is removed once the new lock is
-//! written. When a run is interrupted, the next `generate` and `check`
-//! read the lock and the journal together ([`recover`]): a file whose
-//! bytes are those the journal announced was written by seams, whatever
-//! changed since, so only bytes recorded in neither are ever called
-//! hand-edited.
+//! durable announces nothing: [`Journal::cut_short`].) The journal is
+//! removed once the new lock is written. When a run is interrupted, the
+//! next `generate` and `check` read the lock and the journal together
+//! ([`recover`]): a file whose bytes are those the journal announced was
+//! written by seams, whatever changed since, so only bytes recorded in
+//! neither are ever called hand-edited.
 
 use std::sync::Arc;
 
