@@ -106,7 +106,7 @@ impl std::fmt::Debug for GenerateOptions<'_> {
 /// `force`), and to run a `.wasm` whose bytes differ from the lock's pin
 /// (unless `update`). When the model, `seams.toml`, every component and
 /// every locked file match the lock, it runs nothing and writes nothing.
-/// Otherwise it records its intent in the journal ([`Journal`]),
+/// Otherwise it records its intent in the journal (`seams.journal`),
 /// stages, syncs and renames the files as a batch, deletes the orphans that
 /// still match the lock, removes the temporary files a killed run left,
 /// writes the lock last and then drops the journal. It holds the project's

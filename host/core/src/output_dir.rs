@@ -238,7 +238,7 @@ impl OutputDir {
 
     /// Creates `rel`, a file of this directory itself that must not exist
     /// yet, holding `bytes`: not synced, so durable only once something
-    /// syncs its file system ([`Staged::sync_file_system`]).
+    /// syncs its file system (`Staged::sync_file_system`).
     ///
     /// # Errors
     ///
@@ -257,8 +257,8 @@ impl OutputDir {
 
     /// Writes `bytes` to a temporary file beside `rel` (creating its
     /// directories), not yet synced nor renamed: a batch of files is
-    /// staged, then synced ([`Staged::sync`]), then renamed
-    /// ([`Staged::rename`]), so that the disk sees the data of the whole
+    /// staged, then synced (`Staged::sync`), then renamed
+    /// (`Staged::rename`), so that the disk sees the data of the whole
     /// batch before the first sync waits for it.
     ///
     /// # Errors

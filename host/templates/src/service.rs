@@ -169,7 +169,7 @@ impl TemplateService {
     }
 
     /// Whether the tracing render of some template reuses the output of a
-    /// loop over a list the last render looped over ([`crate::fragment`]):
+    /// loop over a list the last render looped over (a shared loop):
     /// a render made once then costs less than a normal render.
     pub fn keeps_fragments(&self) -> bool {
         self.fragments

@@ -53,7 +53,7 @@ pub struct BlockPlan {
     pub model_file: PathBuf,
     /// That file's text with the change.
     pub patched_text: String,
-    /// The file's lines that go and come, as [`line_diff`] shows them.
+    /// The file's lines that go and come, as `line_diff` shows them.
     pub diff: Vec<String>,
     /// Every line of another output the change alters.
     pub effects: Vec<Effect>,
