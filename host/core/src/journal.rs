@@ -189,7 +189,14 @@ mod tests {
         assert!(!Journal::cut_short(&whole.as_bytes()[..end]));
         let mut zeros = whole.clone().into_bytes();
         zeros.extend([0; 4096]);
-        let cases: [(&[u8], bool); 7] = [
+        // Nested far deeper than any journal, without overflowing the
+        // stack: unclosed, it ends early; closed, it is whole (and
+        // `Journal::parse` refuses it).
+        let open = "[".repeat(100_000);
+        let closed = format!("{open}{}", "]".repeat(100_000));
+        let cases: [(&[u8], bool); 9] = [
+            (open.as_bytes(), true),
+            (closed.as_bytes(), false),
             (b"", true),
             (&[0; 512], true),
             (&zeros, true),
@@ -210,5 +217,6 @@ mod tests {
             Journal::empty().writes.len() + Journal::empty().deletes.len(),
             0
         );
+        assert!(Journal::parse("seams.journal", &closed).is_err());
     }
 }

@@ -508,6 +508,30 @@ mod tests {
     }
 
     #[test]
+    fn a_new_file_is_never_written_over_anything_nor_through_a_link() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = OutputDir::open(root.path()).unwrap();
+        dir.write_new("journal", b"first").unwrap();
+        assert_eq!(
+            std::fs::read(root.path().join("journal")).unwrap(),
+            b"first"
+        );
+        let again = dir.write_new("journal", b"second").unwrap_err();
+        assert_eq!(again.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(
+            std::fs::read(root.path().join("journal")).unwrap(),
+            b"first"
+        );
+        // A link planted under the name, even one leading nowhere yet, is
+        // not followed: its target is never created.
+        let target = root.path().join("elsewhere");
+        std::os::unix::fs::symlink(&target, root.path().join("linked")).unwrap();
+        let linked = dir.write_new("linked", b"x").unwrap_err();
+        assert_eq!(linked.kind(), std::io::ErrorKind::AlreadyExists);
+        assert!(!target.exists());
+    }
+
+    #[test]
     fn staged_files_hold_no_descriptor_each_and_land_in_their_directories() {
         let root = tempfile::tempdir().unwrap();
         let out = OutputDir::open(root.path()).unwrap();
