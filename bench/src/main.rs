@@ -34,7 +34,7 @@ use models::Case;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("run") {
-        return child(&args[1..]);
+        child(&args[1..]);
     }
     if args.first().map(String::as_str) == Some("project") {
         return write_project(&args[1..]);
@@ -53,33 +53,33 @@ fn main() -> ExitCode {
 const TRIPLES: &str = "triples.txt";
 
 /// A measured run, in its own process: `run MODE PROJECT`.
-fn child(args: &[String]) -> ExitCode {
+/// It ends as `seams` does ([`seams::cli::exit`]), the floor too.
+fn child(args: &[String]) -> ! {
     let [mode, dir] = args else {
         eprintln!("usage: seams-bench run seams|untraced|unchecked|check|floor PROJECT");
-        return ExitCode::from(2);
+        seams::cli::exit(2);
     };
     measure::usual_open_file_limit();
     let code = measured(mode, Path::new(dir));
     measure::report_own_peak();
-    code
+    seams::cli::exit(code)
 }
 
 /// The work of `run MODE PROJECT`.
-fn measured(mode: &str, dir: &Path) -> ExitCode {
+fn measured(mode: &str, dir: &Path) -> u8 {
     let cli = |command: &str| {
         let argv = ["seams", command, "--project", &dir.to_string_lossy(), "-q"];
         let mut err = std::io::stderr();
-        let code = seams::cli::run(argv.map(Into::into), &mut std::io::sink(), &mut err);
-        ExitCode::from(code)
+        seams::cli::run(argv.map(Into::into), &mut std::io::sink(), &mut err)
     };
     match mode {
         "seams" => cli("generate"),
         "check" => cli("check"),
         "untraced" | "unchecked" => match modified(dir, mode) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(()) => seams::cli::EXIT_OK,
             Err(e) => {
                 eprintln!("{e}");
-                ExitCode::FAILURE
+                seams::cli::EXIT_FAILURE
             }
         },
         "floor" => {
@@ -87,23 +87,23 @@ fn measured(mode: &str, dir: &Path) -> ExitCode {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("{e}");
-                    return ExitCode::FAILURE;
+                    return seams::cli::EXIT_FAILURE;
                 }
             };
             match floor::run(&project.model_files, &dir.join("floor")) {
                 Ok(triples) if std::fs::write(dir.join(TRIPLES), triples.to_string()).is_ok() => {
-                    ExitCode::SUCCESS
+                    seams::cli::EXIT_OK
                 }
-                Ok(_) => ExitCode::FAILURE,
+                Ok(_) => seams::cli::EXIT_FAILURE,
                 Err(e) => {
                     eprintln!("{e}");
-                    ExitCode::FAILURE
+                    seams::cli::EXIT_FAILURE
                 }
             }
         }
         other => {
             eprintln!("unknown mode {other}");
-            ExitCode::from(2)
+            seams::cli::EXIT_USAGE
         }
     }
 }

@@ -1,9 +1,8 @@
 //! The `seams` binary: parses arguments and calls the library.
 
 use std::io::IsTerminal;
-use std::process::ExitCode;
 
-fn main() -> ExitCode {
+fn main() {
     let terminal = seams::cli::Terminal {
         stdout: std::io::stdout().is_terminal(),
         stderr: std::io::stderr().is_terminal(),
@@ -14,5 +13,5 @@ fn main() -> ExitCode {
         &mut std::io::stderr(),
         terminal,
     );
-    ExitCode::from(code)
+    seams::cli::exit(code)
 }

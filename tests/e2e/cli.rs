@@ -198,6 +198,38 @@ fn completions_are_printed_for_each_shell() {
     assert_eq!(seams(&["completions", "cmd.exe"]).code, 2);
 }
 
+/// The binary ends without the exit handlers (`seams::cli::exit`): what it
+/// printed still arrives whole, through a pipe, with its status.
+#[test]
+fn the_binary_flushes_what_it_prints_before_it_ends() {
+    let binary = env!("CARGO_BIN_EXE_seams");
+    let p = chat();
+    let cases: [&[&str]; 3] = [
+        &["completions", "bash"],
+        &["view", "htmx", "--project", &p.path().display().to_string()],
+        &["generate", "--no-such-flag"],
+    ];
+    for args in cases {
+        let piped = Command::new(binary).args(args).output().unwrap();
+        let in_process = seams(args);
+        assert_eq!(
+            piped.status.code(),
+            Some(i32::from(in_process.code)),
+            "{args:?}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&piped.stdout),
+            in_process.stdout,
+            "{args:?}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&piped.stderr),
+            in_process.stderr,
+            "{args:?}"
+        );
+    }
+}
+
 #[test]
 fn exit_status_says_whose_problem_it_is() {
     // Usage: 2.

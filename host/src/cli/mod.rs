@@ -87,6 +87,23 @@ pub fn run(
     run_on(args, out, err, Terminal::default())
 }
 
+/// Ends the process with `code` once stdout and stderr are flushed,
+/// without running the exit handlers: they hand the allocator's memory
+/// back page by page (mimalloc's collect at exit, 1.2 ms of a 31 ms
+/// generate at ten copies of the expense example, with a TLB shootdown
+/// per purge while other threads live), which the kernel does at once as
+/// the process ends. Call it last: nothing after it runs, no destructor
+/// either.
+pub fn exit(code: u8) -> ! {
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `_exit` ends the process and never returns; the only state
+    // it skips is what the exit handlers would free or flush, and the
+    // standard streams were flushed above. Files seams writes are whole
+    // (written, synced and renamed) before a command returns.
+    unsafe { libc::_exit(i32::from(code)) }
+}
+
 /// [`run`] on streams that may be terminals (color and progress follow).
 pub fn run_on(
     args: impl IntoIterator<Item = OsString>,
