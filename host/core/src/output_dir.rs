@@ -146,7 +146,9 @@ impl OutputDir {
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let work = || -> Result<bool, (usize, std::io::Error)> {
-            let mut buffer = vec![0; HASH_BUFFER];
+            // Made for the first file that is read: a no-op knows every
+            // file by its stat, and zeroing it faulted in 64 pages a worker.
+            let mut buffer = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = paths.get(i) else {
@@ -190,11 +192,12 @@ impl OutputDir {
     }
 
     /// The file `rel`: known by its stat, or read a piece at a time into
-    /// `buffer` and hashed; `None` when there is no such file.
+    /// `buffer` (sized first, if empty) and hashed; `None` when there is
+    /// no such file.
     fn find(
         &self,
         rel: &str,
-        buffer: &mut [u8],
+        buffer: &mut Vec<u8>,
         known: impl Fn(&FileStat) -> bool,
     ) -> std::io::Result<Option<Found>> {
         let file = match self.dir.open(rel) {
@@ -205,6 +208,9 @@ impl OutputDir {
         let stat = FileStat::of(&file.metadata()?);
         if known(&stat) {
             return Ok(Some(Found::Known(stat)));
+        }
+        if buffer.is_empty() {
+            buffer.resize(HASH_BUFFER, 0);
         }
         let sha256 = seams_model::sha256_hex_of(file, buffer)?;
         Ok(Some(Found::Hashed { sha256, stat }))
