@@ -49,6 +49,7 @@ mod output_path;
 mod protocol;
 mod runtime;
 mod sandbox;
+mod seeded;
 mod since_v0_1_0;
 mod since_v0_2_0;
 mod sink;

@@ -13,13 +13,11 @@ use crate::capture::Capture;
 use crate::error::GeneratorErrorKind;
 use crate::keeper::{Finished, Keeper};
 use crate::limits::Limits;
+use crate::seeded::Seeded;
 use crate::sink::{Blob, BlobWriter, Sink, Spill};
 use crate::terms::Terms;
 use seams_model::{Model, QueryError};
 use seams_templates::{Rendered, TemplateError, TemplateService};
-
-/// Bytes of seeded randomness; the stream cycles after this.
-const RANDOM_BYTES: usize = 64 << 10;
 
 /// A limit hit inside a host service or the limiter, recorded because the
 /// trap itself does not say which.
@@ -124,9 +122,6 @@ pub(crate) struct Sandbox {
 impl Sandbox {
     pub(crate) fn new(model: Arc<Model>, limits: Limits, budget: Arc<Budget>) -> Sandbox {
         let log = Arc::new(Mutex::new(Capture::new(limits.max_log_bytes)));
-        let seed = seed_bytes(model.hash());
-        let mut insecure_seed = [0u8; 16];
-        insecure_seed.copy_from_slice(&seed[..16]);
         // The builder's defaults deny everything else: no preopened
         // directories, no environment or arguments, empty stdin, no sockets.
         let wasi = WasiCtx::builder()
@@ -134,9 +129,9 @@ impl Sandbox {
             .stderr(crate::capture::Stream::new(log.clone(), "stderr"))
             .wall_clock(crate::clock::FixedClock)
             .monotonic_clock(crate::clock::FixedClock)
-            .secure_random(wasmtime_wasi::Deterministic::new(seed.clone()))
-            .insecure_random(wasmtime_wasi::Deterministic::new(seed))
-            .insecure_random_seed(u128::from_le_bytes(insecure_seed))
+            .secure_random(Seeded::new(model.hash()))
+            .insecure_random(Seeded::new(model.hash()))
+            .insecure_random_seed(Seeded::seed(model.hash()))
             .allow_ip_name_lookup(false)
             .allow_tcp(false)
             .allow_udp(false)
@@ -382,22 +377,6 @@ impl Sandbox {
         }
         Ok(())
     }
-}
-
-/// 64 KiB of bytes derived from the model hash: the same model gives a
-/// generator the same "random" numbers.
-fn seed_bytes(model_hash: &str) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    let mut out = Vec::with_capacity(RANDOM_BYTES);
-    let mut counter = 0u64;
-    while out.len() < RANDOM_BYTES {
-        let mut h = Sha256::new();
-        h.update(model_hash.as_bytes());
-        h.update(counter.to_le_bytes());
-        out.extend_from_slice(&h.finalize());
-        counter += 1;
-    }
-    out
 }
 
 impl WasiView for Sandbox {
