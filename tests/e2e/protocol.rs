@@ -110,6 +110,67 @@ fn typos_in_each_example_are_refused_naming_file_line_and_the_closest_term() {
     }
 }
 
+/// The component cache notes the namespaces of a generator's vocabularies
+/// when it runs to its end, and later runs gather their IRIs as they read
+/// the model instead of scanning the store: the findings are the same
+/// either way.
+#[test]
+fn the_model_check_finds_the_same_with_its_namespaces_noted_or_not() {
+    let p = example_project("chat");
+    let cache = tempfile::tempdir().unwrap();
+    let generate = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_seams"))
+            .args(["generate", "--project", p.path().to_str().unwrap()])
+            .env("SEAMS_CACHE_DIR", cache.path())
+            .output()
+            .unwrap()
+    };
+    let notes = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(cache.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|x| x == "namespaces"))
+            .collect()
+    };
+    assert_eq!(generate().status.code(), Some(0));
+    // One note per component that declares vocabularies (each of the
+    // example's three reads the UI vocabulary).
+    let noted = notes();
+    assert_eq!(noted.len(), 3, "{noted:?}");
+    for note in &noted {
+        assert_eq!(
+            std::fs::read_to_string(note).unwrap(),
+            "https://w3id.org/seams/ui#\n"
+        );
+    }
+
+    let model_path = p.path().join("model.ttl");
+    let (class, class_typo, property, property_typo) = typos("chat");
+    let model = std::fs::read_to_string(&model_path)
+        .unwrap()
+        .replacen(class, class_typo, 1)
+        .replacen(property, property_typo, 1);
+    std::fs::write(&model_path, model).unwrap();
+    let watched = generate();
+    assert_eq!(watched.status.code(), Some(1), "{watched:?}");
+    let stderr = String::from_utf8_lossy(&watched.stderr);
+    assert!(stderr.contains("did you mean"), "{stderr}");
+    // Not noted (a run that fails notes nothing), or noted wrong.
+    for note in &noted {
+        std::fs::remove_file(note).unwrap();
+    }
+    let scanned = generate();
+    assert!(notes().is_empty());
+    for note in &noted {
+        std::fs::write(note, "urn:other#\nhttps://example.org/chat#\n").unwrap();
+    }
+    let misled = generate();
+    for run in [scanned, misled] {
+        assert_eq!(run.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&run.stderr), stderr);
+    }
+}
+
 #[test]
 fn a_shape_violation_names_the_element_its_line_and_the_shapes_message() {
     let model = std::fs::read_to_string(repo_root().join("examples/expense/model.ttl"))

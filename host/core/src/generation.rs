@@ -199,7 +199,9 @@ pub(crate) fn load_components(project: &Project, runtime: &Runtime, stamp: &Stam
 }
 
 /// Loads the model, and meanwhile each generator's component: a run that
-/// has work to do needs both.
+/// has work to do needs both. Reading the model gathers the IRIs of the
+/// namespaces the components' vocabularies had when they last ran (the
+/// component cache notes them), for the model check.
 ///
 /// # Errors
 ///
@@ -209,7 +211,15 @@ pub(crate) fn load_for_run(
     runtime: &Runtime,
     stamp: Stamp,
 ) -> Result<(Inputs, Vec<Loaded>), GenerateError> {
-    stamp.load_model_beside(project, |stamp| load_components(project, runtime, stamp))
+    let watch: Vec<String> = stamp
+        .components
+        .iter()
+        .flatten()
+        .flat_map(|component| runtime.known_namespaces(&component.sha256))
+        .collect();
+    stamp.load_model_beside(project, &watch, |stamp| {
+        load_components(project, runtime, stamp)
+    })
 }
 
 /// [`run_with_inputs`] with the components already loaded, telling

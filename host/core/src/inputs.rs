@@ -212,7 +212,8 @@ impl Stamp {
 
     /// Loads the model while `beside` runs on another thread with the
     /// stamp: what else a run needs (its components) is made ready
-    /// meanwhile, not after.
+    /// meanwhile, not after. The IRIs of each namespace in `watch` are
+    /// gathered as the model is read ([`Model::from_files_watching`]).
     ///
     /// # Errors
     ///
@@ -220,6 +221,7 @@ impl Stamp {
     pub(crate) fn load_model_beside<T: Send>(
         mut self,
         project: &Project,
+        watch: &[String],
         beside: impl FnOnce(&Stamp) -> T + Send,
     ) -> Result<(Inputs, T), GenerateError> {
         let files = self.take_model_files(project);
@@ -227,7 +229,7 @@ impl Stamp {
         let (other, model) = seams_model::beside(
             "seams-components",
             move || beside(stamp),
-            || Model::from_files(&files),
+            || Model::from_files_watching(&files, watch),
         );
         let inputs = Inputs {
             model: Arc::new(model?),

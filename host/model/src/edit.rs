@@ -67,7 +67,7 @@ impl Model {
         for edit in edits {
             quads = apply(self, quads, edit)?;
         }
-        Model::from_quads(quads, self.prefixes().clone())
+        Model::from_quads(quads, self.prefixes().clone(), &[])
     }
 }
 

@@ -16,6 +16,8 @@ use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
 use sha2::{Digest, Sha256};
 
+use crate::vocabulary::Watched;
+
 /// Prefixes every query gets unless the model binds the name itself.
 const STANDARD_PREFIXES: [(&str, &str); 3] = [
     ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
@@ -162,9 +164,23 @@ impl Model {
     pub fn from_files(
         files: &[(impl AsRef<Path> + Sync, impl AsRef<[u8]> + Sync)],
     ) -> Result<Model, ModelError> {
+        Self::from_files_watching(files, &[])
+    }
+
+    /// [`Model::from_files`], gathering the IRIs of each of `namespaces`
+    /// as the quads are read: a vocabulary check of one of them then
+    /// needs no scan of the store.
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::from_files`].
+    pub fn from_files_watching(
+        files: &[(impl AsRef<Path> + Sync, impl AsRef<[u8]> + Sync)],
+        namespaces: &[String],
+    ) -> Result<Model, ModelError> {
         let bytes: usize = files.iter().map(|(_, data)| data.as_ref().len()).sum();
         let streamed = (bytes as u64 >= crate::cores::WORTH_A_THREAD_BYTES)
-            .then(|| Self::streamed(files))
+            .then(|| Self::streamed(files, namespaces))
             .flatten();
         let mut model = match streamed {
             Some(model) => model?,
@@ -172,7 +188,7 @@ impl Model {
             // stored.
             None => {
                 let (quads, prefixes) = Self::parse_all(files)?;
-                Self::from_quads(quads, prefixes)?
+                Self::from_quads(quads, prefixes, namespaces)?
             }
         };
         model.sources = files
@@ -192,6 +208,7 @@ impl Model {
     /// thread could be started.
     fn streamed(
         files: &[(impl AsRef<Path> + Sync, impl AsRef<[u8]> + Sync)],
+        namespaces: &[String],
     ) -> Option<Result<Model, ModelError>> {
         /// Quads per batch, and batches on their way: a few hundred KiB.
         const BATCH: usize = 1024;
@@ -208,6 +225,7 @@ impl Model {
                     let mut prefixes = BTreeMap::new();
                     let mut lines = Vec::new();
                     let mut labels = Labels::default();
+                    let mut watched = Watched::new(namespaces);
                     let mut batch = Vec::with_capacity(BATCH);
                     for (path, data) in files {
                         let sent = Self::parse_each(
@@ -218,8 +236,10 @@ impl Model {
                                 if !has_blank_node(&quad) {
                                     lines.push(canonical_line(&quad));
                                 }
-                                // Relabelling renames no labelled IRI.
+                                // Relabelling renames no labelled (or
+                                // watched) IRI.
                                 labels.add(&quad);
+                                watched.add(&quad);
                                 batch.push(quad);
                                 batch.len() < BATCH
                                     || send
@@ -232,12 +252,12 @@ impl Model {
                         )?;
                         if !sent {
                             // The store failed: its error is the one told.
-                            return Ok((prefixes, lines, labels));
+                            return Ok((prefixes, lines, labels, watched));
                         }
                     }
                     // The last batch; a store that failed tells its error.
                     let _ = send.send(batch);
-                    Ok((prefixes, lines, labels))
+                    Ok((prefixes, lines, labels, watched))
                 })
                 .ok()?;
             let stored = (|| {
@@ -261,7 +281,7 @@ impl Model {
                 .join()
                 .unwrap_or_else(|payload| std::panic::resume_unwind(payload));
             Some((|| {
-                let (prefixes, mut lines, labels) = parsed?;
+                let (prefixes, mut lines, labels, watched) = parsed?;
                 let (mut transaction, mut blank) = stored?;
                 relabel_blank_nodes(&mut blank)?;
                 let (hash, len) = fill_beside(&mut transaction, &blank, || {
@@ -269,11 +289,13 @@ impl Model {
                     hash_lines(lines)
                 });
                 transaction.commit().map_err(store_error)?;
-                Ok((prefixes, hash, labels.sorted(), len))
+                Ok((prefixes, hash, labels.sorted(), watched, len))
             })())
         })
         .map(|made| {
-            made.map(|(prefixes, hash, labels, len)| Model::new(store, prefixes, hash, labels, len))
+            made.map(|(prefixes, hash, labels, watched, len)| {
+                Model::new(store, prefixes, hash, labels, watched, len)
+            })
         })
     }
 
@@ -284,7 +306,7 @@ impl Model {
     /// As [`Model::load`].
     pub fn parse(name: &str, text: &str) -> Result<Model, ModelError> {
         let (quads, prefixes) = Self::parse_all(&[(Path::new(name), text.as_bytes())])?;
-        let mut model = Self::from_quads(quads, prefixes)?;
+        let mut model = Self::from_quads(quads, prefixes, &[])?;
         model.sources = vec![Source::Text(PathBuf::from(name), text.to_owned())];
         Ok(model)
     }
@@ -356,6 +378,7 @@ impl Model {
     pub(crate) fn from_quads(
         mut quads: Vec<Quad>,
         prefixes: BTreeMap<String, String>,
+        namespaces: &[String],
     ) -> Result<Model, ModelError> {
         // Parsers label anonymous nodes (`[ ... ]`) at random: the labels
         // generators see, and so sidecars and the lock, come from the
@@ -364,11 +387,13 @@ impl Model {
         relabel_blank_nodes(&mut quads)?;
         let store = Store::new().map_err(store_error)?;
         let mut transaction = store.start_transaction().map_err(store_error)?;
-        let ((hash, len), labels) = fill_beside(&mut transaction, &quads, || {
-            (canonical_hash(&quads), labels_of(&quads))
+        let ((hash, len), labels, watched) = fill_beside(&mut transaction, &quads, || {
+            let mut watched = Watched::new(namespaces);
+            quads.iter().for_each(|quad| watched.add(quad));
+            (canonical_hash(&quads), labels_of(&quads), watched)
         });
         transaction.commit().map_err(store_error)?;
-        Ok(Model::new(store, prefixes, hash, labels, len))
+        Ok(Model::new(store, prefixes, hash, labels, watched, len))
     }
 
     /// A model of a filled store, read from no document yet.
@@ -377,6 +402,7 @@ impl Model {
         prefixes: BTreeMap<String, String>,
         hash: String,
         labels: Vec<(String, String)>,
+        watched: Watched,
         len: usize,
     ) -> Model {
         Model {
@@ -385,7 +411,7 @@ impl Model {
             hash,
             labels,
             len,
-            namespaces: Mutex::default(),
+            namespaces: Mutex::new(watched.into_found()),
             sources: Vec::new(),
         }
     }
@@ -945,15 +971,40 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
                 )
             })
             .collect();
+        let graph = "<urn:graph> { <urn:s1> <urn:p> <urn:graphed> . }\n";
+        // Watched as they are read, in subjects, predicates, objects and
+        // graph names: what a scan of the store finds.
+        let watch = [
+            "urn:s1".to_owned(),
+            "https://example.org/chat#".to_owned(),
+            "urn:graph".to_owned(),
+            "urn:none#".to_owned(),
+            "urn:s1".to_owned(),
+        ];
         for files in [
             vec![("a.ttl", first.as_str()), ("b.ttl", second)],
             vec![("ring.nt", ring.as_str()), ("b.ttl", second)],
-            vec![("b.ttl", second), ("a.ttl", first.as_str())],
+            vec![
+                ("b.ttl", second),
+                ("a.ttl", first.as_str()),
+                ("g.trig", graph),
+            ],
             vec![("c.nt", many.as_str())],
         ] {
-            let streamed = Model::streamed(&files).unwrap().unwrap();
+            let streamed = Model::streamed(&files, &watch).unwrap().unwrap();
             let (quads, prefixes) = Model::parse_all(&files).unwrap();
-            let whole = Model::from_quads(quads, prefixes).unwrap();
+            let whole = Model::from_quads(quads.clone(), prefixes.clone(), &watch).unwrap();
+            let scanned = Model::from_quads(quads, prefixes, &[]).unwrap();
+            for namespace in &watch {
+                for model in [&streamed, &whole] {
+                    let found = model.namespaces.lock().unwrap().get(namespace).cloned();
+                    assert_eq!(found, Some(scanned.iris_in(namespace)), "{namespace}");
+                }
+            }
+            // Something to find, in every case.
+            assert!(watch.iter().any(|n| scanned.iris_in(n).len() > 1));
+            assert_eq!(whole.namespaces.lock().unwrap().len(), 4);
+            assert_eq!(scanned.namespaces.lock().unwrap().len(), 4);
             assert_eq!(streamed.hash(), whole.hash());
             assert_eq!(streamed.len(), whole.len());
             assert_eq!(streamed.labels(), whole.labels());
@@ -964,7 +1015,7 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
         }
         // A syntax error past the first batches names its file and line.
         let broken = format!("{many}<urn:a> <urn:b> .\n");
-        let err = Model::streamed(&[("a.ttl", CHAT_TTL), ("late.nt", broken.as_str())])
+        let err = Model::streamed(&[("a.ttl", CHAT_TTL), ("late.nt", broken.as_str())], &[])
             .unwrap()
             .unwrap_err();
         match err {

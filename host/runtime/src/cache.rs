@@ -99,6 +99,81 @@ impl ComponentCache {
         }
         Ok(component)
     }
+
+    /// The namespaces of the vocabularies the component with `sha256`
+    /// declared when it last ran here (see [`NAMESPACES`]); none when
+    /// unknown.
+    pub(crate) fn namespaces(&self, sha256: &str) -> Vec<String> {
+        use std::io::Read;
+        let Some(path) = namespaces_path(&self.dir, sha256) else {
+            return Vec::new();
+        };
+        let mut text = String::new();
+        let read = open_private(&path).and_then(|(file, _)| {
+            file.take(MAX_NAMESPACES_BYTES)
+                .read_to_string(&mut text)
+                .ok()
+        });
+        if read.is_none() {
+            return Vec::new();
+        }
+        text.lines()
+            .filter(|line| seams_model::is_namespace(line))
+            .take(crate::meta::MAX_VOCABULARIES)
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Notes the namespaces the component with `sha256` declared (see
+    /// [`NAMESPACES`]), unless noted already. A cache that cannot be
+    /// written only costs the next run a scan.
+    pub(crate) fn remember_namespaces(&self, sha256: &str, namespaces: &[String]) {
+        if self.namespaces(sha256) == namespaces {
+            return;
+        }
+        let Some(path) = namespaces_path(&self.dir, sha256) else {
+            return;
+        };
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return;
+        };
+        let text: String = namespaces.iter().map(|n| format!("{n}\n")).collect();
+        if write_atomically(dir, &name.to_string_lossy(), &[text.as_bytes()]).is_ok() {
+            let _ = evict(dir, NAMESPACES, MAX_ENTRIES);
+        }
+    }
+}
+
+/// The extension of the files that note, by component, the namespaces of
+/// its vocabularies when it last ran: read before the model is, so that
+/// reading the model gathers their IRIs
+/// ([`seams_model::Model::from_files_watching`]) instead of the check
+/// scanning the store for them (0.7 us a triple). Only a hint: a wrong or
+/// missing one costs that scan, never a wrong check.
+const NAMESPACES: &str = "namespaces";
+
+/// The most bytes of a namespaces file read.
+const MAX_NAMESPACES_BYTES: u64 = 64 << 10;
+
+/// Where the namespaces of the component with `sha256` are noted, in the
+/// cache directory `dir` if it is private.
+fn namespaces_path(dir: &Path, sha256: &str) -> Option<PathBuf> {
+    let hex = !sha256.is_empty() && sha256.bytes().all(|b| b.is_ascii_hexdigit());
+    Some(private_dir(dir)?.join(format!("{sha256}.{NAMESPACES}"))).filter(|_| hex)
+}
+
+/// The file at `path` and its metadata, if it is a private regular file
+/// (see [`private`]), opened without following a link or blocking on a
+/// FIFO put there.
+fn open_private(path: &Path) -> Option<(std::fs::File, std::fs::Metadata)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    (meta.is_file() && private(&meta)).then_some((file, meta))
 }
 
 /// Whether the entry at `path` is one seams wrote and nobody else could
@@ -107,24 +182,12 @@ impl ComponentCache {
 /// buffer, not into memory: wasmtime maps the file itself.
 fn verified(path: &Path) -> bool {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let Ok(mut file) = std::fs::OpenOptions::new()
-        .read(true)
-        // Not through a link; and a FIFO put there must not block.
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
-        .open(path)
-    else {
-        return false;
-    };
-    let Ok(meta) = file.metadata() else {
+    let Some((mut file, meta)) = open_private(path) else {
         return false;
     };
     let Some(payload) = meta.len().checked_sub(TRAILER) else {
         return false;
     };
-    if !meta.is_file() || !private(&meta) {
-        return false;
-    }
     let mut hasher = blake3::Hasher::new();
     if hasher.update_reader((&mut file).take(payload)).is_err() {
         return false;
@@ -139,11 +202,18 @@ fn verified(path: &Path) -> bool {
 /// Writes an entry atomically: a private temporary file in the cache
 /// directory, renamed into place, so a reader never sees part of one.
 fn write_entry(dir: &Path, name: &str, serialized: &[u8]) -> std::io::Result<()> {
+    let hash = blake3::hash(serialized);
+    write_atomically(dir, name, &[serialized, MAGIC, hash.as_bytes()])
+}
+
+/// Writes `pieces` to the file `name` of `dir` atomically: a private
+/// temporary file, renamed into place.
+fn write_atomically(dir: &Path, name: &str, pieces: &[&[u8]]) -> std::io::Result<()> {
     use std::io::Write;
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(serialized)?;
-    file.write_all(MAGIC)?;
-    file.write_all(blake3::hash(serialized).as_bytes())?;
+    for piece in pieces {
+        file.write_all(piece)?;
+    }
     file.persist(dir.join(name)).map_err(|e| e.error)?;
     Ok(())
 }
@@ -168,4 +238,93 @@ pub fn evict(dir: &Path, extension: &str, keep: usize) -> std::io::Result<()> {
         let _ = std::fs::remove_file(path);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    fn cache(dir: &Path) -> ComponentCache {
+        ComponentCache::new(dir.join("cache"), &Engine::default())
+    }
+
+    fn owned(namespaces: &[&str]) -> Vec<String> {
+        namespaces.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_components_namespaces_are_noted_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        assert!(cache.namespaces(SHA).is_empty());
+        let ui = owned(&["urn:ui#", "https://example.org/x/"]);
+        cache.remember_namespaces(SHA, &ui);
+        assert_eq!(cache.namespaces(SHA), ui);
+        let file = dir.path().join(format!("cache/{SHA}.namespaces"));
+        let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+        // The same again is not written again; others replace them.
+        cache.remember_namespaces(SHA, &ui);
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().modified().unwrap(),
+            written
+        );
+        cache.remember_namespaces(SHA, &ui[..1]);
+        assert_eq!(cache.namespaces(SHA), ui[..1]);
+        cache.remember_namespaces(SHA, &[]);
+        assert!(cache.namespaces(SHA).is_empty());
+        // Not a sha256: nothing read or written, nowhere else.
+        for name in ["", "../escape", "abc/def"] {
+            cache.remember_namespaces(name, &ui);
+            assert!(cache.namespaces(name).is_empty(), "{name:?}");
+        }
+        assert!(!dir.path().join("escape.namespaces").exists());
+    }
+
+    #[test]
+    fn a_namespaces_file_is_only_a_bounded_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        cache.remember_namespaces(SHA, &owned(&["urn:ui#"]));
+        let file = dir.path().join(format!("cache/{SHA}.namespaces"));
+        // Lines that are no namespace are left out; at most as many as a
+        // generator may declare vocabularies.
+        let many: String = (0..100).map(|i| format!("urn:n{i}#\n")).collect();
+        std::fs::write(&file, format!("not one\nurn:no-end\n\n{many}")).unwrap();
+        let read = cache.namespaces(SHA);
+        assert_eq!(read.len(), crate::meta::MAX_VOCABULARIES);
+        assert_eq!(read[0], "urn:n0#");
+        // Read up to a bound, whatever its size.
+        let huge = "urn:a#\n".repeat(1 << 20);
+        std::fs::write(&file, huge).unwrap();
+        assert_eq!(cache.namespaces(SHA).len(), crate::meta::MAX_VOCABULARIES);
+        // Writable by others, a link, a FIFO: not read (nor blocked on).
+        std::fs::write(&file, "urn:ui#\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(cache.namespaces(SHA).is_empty());
+        std::fs::remove_file(&file).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "urn:ui#\n").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &file).unwrap();
+        assert!(cache.namespaces(SHA).is_empty());
+        std::fs::remove_file(&file).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &file,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(cache.namespaces(SHA).is_empty());
+        // A cache directory others may write is not used.
+        std::fs::remove_file(&file).unwrap();
+        let shared = dir.path().join("cache");
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        cache.remember_namespaces(SHA, &owned(&["urn:ui#"]));
+        assert!(!file.exists());
+        assert!(cache.namespaces(SHA).is_empty());
+    }
 }

@@ -22,7 +22,7 @@ pub struct Meta {
 }
 
 /// The most vocabularies a generator may declare.
-const MAX_VOCABULARIES: usize = 16;
+pub(crate) const MAX_VOCABULARIES: usize = 16;
 
 /// The most bytes of one vocabulary's terms or shapes: the host parses
 /// them, so a generator may not hand it unbounded work.

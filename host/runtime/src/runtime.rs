@@ -280,6 +280,17 @@ impl Runtime {
         (imports, exports)
     }
 
+    /// The namespaces of the vocabularies the component with `sha256`
+    /// declared when it last ran with this cache directory: those whose
+    /// IRIs reading the model may gather for the model check
+    /// ([`seams_model::Model::from_files_watching`]). None when unknown.
+    pub fn known_namespaces(&self, sha256: &str) -> Vec<String> {
+        self.cache
+            .as_ref()
+            .map(|cache| cache.namespaces(sha256))
+            .unwrap_or_default()
+    }
+
     /// Checks, compiles (or loads from the cache) and links a component.
     /// `label` names it in errors.
     ///
@@ -399,6 +410,14 @@ impl Runtime {
         let ((meta, made), log) = self.call(generator, model, limits, move |store, g| {
             run_steps(store, g, work, sink)
         })?;
+        if let Some(cache) = &self.cache {
+            let namespaces: Vec<String> = meta
+                .vocabularies
+                .iter()
+                .map(|v| v.namespace.clone())
+                .collect();
+            cache.remember_namespaces(&generator.sha256, &namespaces);
+        }
         Ok(GeneratorRun {
             meta,
             component_sha256: generator.sha256.clone(),
