@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 
 use oxigraph::io::{RdfFormat, RdfParser};
 use oxigraph::model::{
-    Graph, NamedNode, NamedNodeRef, NamedOrBlankNode as Subject, NamedOrBlankNodeRef, Term,
-    TermRef, vocab::rdf, vocab::rdfs,
+    NamedNode, NamedNodeRef, NamedOrBlankNode as Subject, NamedOrBlankNodeRef, Term, TermRef,
+    Triple, vocab::rdf, vocab::rdfs,
 };
 
 use crate::Model;
@@ -101,44 +101,27 @@ fn shown(model: &Model, node: NamedOrBlankNodeRef<'_>) -> String {
 impl Shapes {
     /// Reads shapes from Turtle, refusing what the subset does not cover.
     pub(crate) fn parse(model: &Model, text: &str) -> Result<Shapes, String> {
-        let mut graph = Graph::new();
-        for triple in RdfParser::from_format(RdfFormat::Turtle).for_slice(text.as_bytes()) {
-            let quad = triple.map_err(|e| format!("its shapes are not Turtle: {e}"))?;
-            graph.insert(quad.as_ref());
-        }
-        // Every SHACL term anywhere must be one of the subset's.
-        for triple in graph.iter() {
-            let terms = [Some(triple.predicate.as_str()), iri_of(triple.object)];
-            for iri in terms.into_iter().flatten() {
-                if let Some(local) = iri.strip_prefix(SH)
-                    && !SUPPORTED.contains(&local)
-                    && !NODE_KINDS.contains(&local)
-                {
-                    return Err(format!(
-                        "its shapes use sh:{local}, which seams does not support; the supported SHACL terms are sh:{}",
-                        SUPPORTED.join(", sh:")
-                    ));
-                }
-            }
-        }
+        let graph = Triples::parse(text)?;
         let target_class = sh("targetClass");
         let mut shapes: Vec<NamedOrBlankNodeRef<'_>> = graph
-            .triples_for_predicate(&target_class)
-            .map(|t| t.subject)
+            .iter()
+            .filter(|t| t.predicate == target_class)
+            .map(|t| t.subject.as_ref())
             .collect();
-        shapes.sort_by_key(|s| s.to_string());
+        shapes.sort_by_cached_key(ToString::to_string);
         shapes.dedup();
         let mut nodes = Vec::new();
         for shape in shapes {
             let name = shown(model, shape);
-            let targets = objects(&graph, shape, &target_class)
+            let targets = graph
+                .objects(shape, target_class.as_ref())
                 .map(|t| match t {
                     TermRef::NamedNode(n) => Ok(n.into_owned()),
                     _ => Err(format!("shape {name}: sh:targetClass must be an IRI")),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let mut properties = Vec::new();
-            for property in objects(&graph, shape, &sh("property")) {
+            for property in graph.objects(shape, sh("property").as_ref()) {
                 let property = match property {
                     TermRef::NamedNode(n) => NamedOrBlankNodeRef::from(n),
                     TermRef::BlankNode(b) => NamedOrBlankNodeRef::from(b),
@@ -149,7 +132,7 @@ impl Shapes {
             // Blank property shapes come in no stable order: by path.
             properties.sort_by_cached_key(|p| (p.path.as_str().to_owned(), format!("{p:?}")));
             for (predicate, local) in [(sh("class"), "class"), (sh("datatype"), "datatype")] {
-                if objects(&graph, shape, &predicate).next().is_some() {
+                if graph.objects(shape, predicate.as_ref()).next().is_some() {
                     return Err(format!(
                         "shape {name}: sh:{local} on a node shape is not supported; put it in an sh:property"
                     ));
@@ -219,23 +202,73 @@ fn iri_of(term: TermRef<'_>) -> Option<&str> {
     }
 }
 
-fn objects<'a>(
-    graph: &'a Graph,
-    subject: NamedOrBlankNodeRef<'a>,
-    predicate: &'a NamedNode,
-) -> impl Iterator<Item = TermRef<'a>> + 'a {
-    graph.objects_for_subject_predicate(subject, predicate)
+/// The shapes' triples, each once, sorted by their N-Triples line: all
+/// that reading the shapes looks up. (An `oxrdf::Graph` interns every term
+/// and indexes the triples three ways, which cost as much as parsing the
+/// Turtle, for a graph read once.)
+struct Triples(Vec<(String, Triple)>);
+
+impl Triples {
+    /// Reads Turtle, refusing any SHACL term outside the subset: the first
+    /// one written.
+    fn parse(text: &str) -> Result<Triples, String> {
+        let mut triples = Vec::new();
+        for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(text.as_bytes()) {
+            let triple = Triple::from(quad.map_err(|e| format!("its shapes are not Turtle: {e}"))?);
+            let terms = [
+                Some(triple.predicate.as_str()),
+                iri_of(triple.object.as_ref()),
+            ];
+            for iri in terms.into_iter().flatten() {
+                if let Some(local) = iri.strip_prefix(SH)
+                    && !SUPPORTED.contains(&local)
+                    && !NODE_KINDS.contains(&local)
+                {
+                    return Err(format!(
+                        "its shapes use sh:{local}, which seams does not support; the supported SHACL terms are sh:{}",
+                        SUPPORTED.join(", sh:")
+                    ));
+                }
+            }
+            triples.push((triple.to_string(), triple));
+        }
+        // The lines of one subject and predicate start alike, so they
+        // sort together.
+        triples.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        triples.dedup_by(|a, b| a.0 == b.0);
+        Ok(Triples(triples))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Triple> {
+        self.0.iter().map(|(_, triple)| triple)
+    }
+
+    /// The objects of `subject`'s `predicate`, in the order of their lines.
+    fn objects<'a>(
+        &'a self,
+        subject: NamedOrBlankNodeRef<'_>,
+        predicate: NamedNodeRef<'_>,
+    ) -> impl Iterator<Item = TermRef<'a>> + use<'a> {
+        let start = format!("{subject} {predicate} ");
+        let from = self
+            .0
+            .partition_point(|(line, _)| line.as_str() < start.as_str());
+        self.0[from..]
+            .iter()
+            .take_while(move |(line, _)| line.starts_with(start.as_str()))
+            .map(|(_, triple)| triple.object.as_ref())
+    }
 }
 
 /// The one value of `predicate`, if any; two are refused.
 fn single<'a>(
-    graph: &'a Graph,
+    graph: &'a Triples,
     shape: &str,
-    subject: NamedOrBlankNodeRef<'a>,
+    subject: NamedOrBlankNodeRef<'_>,
     local: &str,
 ) -> Result<Option<TermRef<'a>>, String> {
     let predicate = sh(local);
-    let mut values = graph.objects_for_subject_predicate(subject, &predicate);
+    let mut values = graph.objects(subject, predicate.as_ref());
     let first = values.next();
     if values.next().is_some() {
         return Err(format!("shape {shape}: sh:{local} is given twice"));
@@ -252,7 +285,7 @@ fn count(term: TermRef<'_>, shape: &str, local: &str) -> Result<usize, String> {
 }
 
 fn property_shape(
-    graph: &Graph,
+    graph: &Triples,
     shape: &str,
     node: NamedOrBlankNodeRef<'_>,
 ) -> Result<PropertyShape, String> {
@@ -336,7 +369,7 @@ fn property_shape(
 }
 
 /// The members of an RDF list, bounded by the graph (a cycle is refused).
-fn rdf_list(graph: &Graph, shape: &str, head: TermRef<'_>) -> Result<Vec<Term>, String> {
+fn rdf_list(graph: &Triples, shape: &str, head: TermRef<'_>) -> Result<Vec<Term>, String> {
     let mut members = Vec::new();
     let mut seen = HashSet::new();
     let mut at = head;
@@ -350,8 +383,8 @@ fn rdf_list(graph: &Graph, shape: &str, head: TermRef<'_>) -> Result<Vec<Term>, 
         if !seen.insert(node.into_owned()) {
             return Err(format!("shape {shape}: sh:in is a list with a cycle"));
         }
-        let first = graph.object_for_subject_predicate(node, rdf::FIRST);
-        let rest = graph.object_for_subject_predicate(node, rdf::REST);
+        let first = graph.objects(node, rdf::FIRST).next();
+        let rest = graph.objects(node, rdf::REST).next();
         let (Some(first), Some(rest)) = (first, rest) else {
             return Err(format!("shape {shape}: sh:in must be an RDF list"));
         };
@@ -643,5 +676,38 @@ mod tests {
             let err = Shapes::parse(&model, &format!("{prefix}{shapes}")).unwrap_err();
             assert!(err.contains(expected), "{shapes}\n{err}");
         }
+        // Of two terms outside the subset, the first written is named.
+        let two = format!(
+            "{prefix}ui:S sh:targetClass ui:Page ; sh:property [ sh:path ui:p ; sh:uniqueLang true ; sh:lessThan ui:q ] ."
+        );
+        let err = Shapes::parse(&model, &two).unwrap_err();
+        assert!(err.contains("sh:uniqueLang"), "{err}");
+    }
+
+    #[test]
+    fn a_triple_written_twice_counts_once_and_names_are_not_confused() {
+        // ui:S's shape is not ui:S2's, nor ui:path's values ui:pathname's,
+        // however their lines sort.
+        let shapes = "@prefix sh: <http://www.w3.org/ns/shacl#> .\n\
+            @prefix ui: <urn:ui#> .\n\
+            ui:S sh:targetClass ui:Page ; sh:targetClass ui:Page ;\n\
+              sh:property ui:P, ui:P .\n\
+            ui:P sh:path ui:path ; sh:path ui:path ; sh:maxCount 1 .\n\
+            ui:S2 sh:targetClass ui:Other ; sh:property ui:P2 .\n\
+            ui:P2 sh:path ui:pathname ; sh:minCount 1 .\n";
+        let model = model(
+            "ui:a a ui:Page ; ui:path \"/a\" ; ui:pathname \"x\", \"y\" .\n\
+             ui:b a ui:Other .\n",
+        );
+        let shapes = Shapes::parse(&model, shapes).unwrap();
+        let found: Vec<String> = shapes
+            .validate(&model, 100)
+            .into_iter()
+            .map(|f| f.message)
+            .collect();
+        assert_eq!(
+            found,
+            ["ui:b breaks the shape ui:S2: ui:pathname needs at least 1 value, has 0"]
+        );
     }
 }
