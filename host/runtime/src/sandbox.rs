@@ -226,7 +226,11 @@ impl Sandbox {
         generator: &str,
     ) -> Result<(), GeneratorErrorKind> {
         let parsed = budget::alongside(&self.budget, "seams-templates", move || {
-            TemplateService::new(templates, syntax)
+            if tracing {
+                TemplateService::new(templates, syntax)
+            } else {
+                TemplateService::untraced(templates, syntax)
+            }
         })
         .map_err(|e| {
             GeneratorErrorKind::Internal(format!("cannot start a thread to parse templates: {e}"))

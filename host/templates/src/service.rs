@@ -95,6 +95,29 @@ impl TemplateService {
         templates: impl IntoIterator<Item = (String, String)>,
         syntax: Syntax,
     ) -> Result<Self, TemplateError> {
+        Self::made(templates, syntax, true)
+    }
+
+    /// [`TemplateService::new`] for renders that are never traced: the
+    /// tracing render's templates are not made (instrumenting and parsing
+    /// them again were half of parsing the templates). A tracing render
+    /// of its templates finds none.
+    ///
+    /// # Errors
+    ///
+    /// A template that does not parse, named with its line.
+    pub fn untraced(
+        templates: impl IntoIterator<Item = (String, String)>,
+        syntax: Syntax,
+    ) -> Result<Self, TemplateError> {
+        Self::made(templates, syntax, false)
+    }
+
+    fn made(
+        templates: impl IntoIterator<Item = (String, String)>,
+        syntax: Syntax,
+        tracing: bool,
+    ) -> Result<Self, TemplateError> {
         let mut env = environment(syntax);
         let delimiters = Delimiters::for_syntax(syntax);
         let mut sources = BTreeMap::new();
@@ -121,6 +144,10 @@ impl TemplateService {
             }
             env.add_template_owned(name.clone(), source.clone())
                 .map_err(|e| TemplateError::from_minijinja(&name, &e))?;
+            if !tracing {
+                sources.insert(name, source);
+                continue;
+            }
             let made = crate::instrument::instrument(
                 &name,
                 &source,
@@ -1594,6 +1621,31 @@ impl Rendered {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_untraced_service_renders_the_same_and_traces_nothing() {
+        let templates = [(
+            "page.html".to_owned(),
+            "<h1>{{ title }}</h1>\n{% for x in xs %}<p>{{ x }}</p>\n{% endfor %}".to_owned(),
+        )];
+        let traced = TemplateService::new(templates.clone(), Syntax::Jinja).unwrap();
+        let untraced = TemplateService::untraced(templates, Syntax::Jinja).unwrap();
+        let context = r#"{"title": "T", "xs": [1, 2]}"#;
+        let text =
+            |service: &TemplateService| service.render_json("page.html", context).unwrap().text;
+        assert_eq!(text(&untraced), text(&traced));
+        assert_eq!(text(&untraced), "<h1>T</h1>\n<p>1</p>\n<p>2</p>\n");
+        // Asked to trace anyway, it renders plainly and its trace fails:
+        // it never passes a plain render off as traced.
+        let mut plain = untraced.render_json_to_trace("page.html", context).unwrap();
+        assert!(plain.traced.is_none());
+        assert!(untraced.trace(&mut plain).is_err());
+        let mut plain = traced.render_json("page.html", context).unwrap();
+        assert!(traced.trace(&mut plain).is_ok());
+        // A template that does not parse is refused as by `new`.
+        let broken = [("t.txt".to_owned(), "{% if %}".to_owned())];
+        assert!(TemplateService::untraced(broken, Syntax::Jinja).is_err());
+    }
 
     fn service(syntax: Syntax, templates: &[(&str, &str)]) -> TemplateService {
         TemplateService::new(
