@@ -215,11 +215,15 @@ impl Model {
         {
             return found.clone();
         }
-        let mut watched = Watched::new(&[namespace.to_owned()]);
+        let mut watched = Watched::unbounded(namespace);
         for quad in self.store().iter().flatten() {
             watched.add(&quad);
         }
-        let found = watched.0.pop().map(|(_, found)| found).unwrap_or_default();
+        let found = watched
+            .watches
+            .pop()
+            .map(|watch| watch.found)
+            .unwrap_or_default();
         let found = Arc::new(found.into_iter().collect::<Vec<_>>());
         let key = namespace.to_owned();
         if let Ok(mut cache) = self.namespaces.try_lock() {
@@ -233,30 +237,81 @@ impl Model {
 /// ([`Model::from_files_watching`]: a quad read is a quad seen, and a
 /// prefix compared costs next to nothing beside it), or from its store
 /// ([`Model::iris_in`], which decodes every quad again: 0.7 us a triple).
-#[derive(Debug, Default)]
-pub(crate) struct Watched(Vec<(String, BTreeSet<String>)>);
+#[derive(Debug)]
+pub(crate) struct Watched {
+    watches: Vec<Watch>,
+    /// The most bytes of IRIs gathered for one namespace.
+    limit: usize,
+}
+
+#[derive(Debug)]
+struct Watch {
+    namespace: String,
+    found: BTreeSet<String>,
+    bytes: usize,
+    /// Past the limit: no longer watched.
+    dropped: bool,
+}
+
+/// The most namespaces watched as a model is read, and the most bytes of
+/// IRIs gathered for one of them. A namespace past that is dropped: the
+/// model check scans the store for it, in the generator's budget. The
+/// namespaces come from generators, and a vocabulary whose namespace
+/// covers much of the model must not make the host hold the model's IRIs
+/// again, outside any budget, on a generator's behalf.
+const MAX_WATCHED: usize = 16;
+const MAX_WATCHED_BYTES: usize = 1 << 20;
 
 impl Watched {
-    /// Watches each of `namespaces` (once, however often named).
+    /// Watches each of `namespaces` (once, however often named), the
+    /// first [`MAX_WATCHED`] only, each up to [`MAX_WATCHED_BYTES`].
     pub(crate) fn new(namespaces: &[String]) -> Watched {
-        let mut watched = Watched::default();
+        let mut watched = Watched {
+            watches: Vec::new(),
+            limit: MAX_WATCHED_BYTES,
+        };
         for namespace in namespaces {
-            if !watched.0.iter().any(|(n, _)| n == namespace) {
-                watched.0.push((namespace.clone(), BTreeSet::new()));
+            if watched.watches.len() < MAX_WATCHED
+                && !watched.watches.iter().any(|w| &w.namespace == namespace)
+            {
+                watched.watches.push(Watch {
+                    namespace: namespace.clone(),
+                    found: BTreeSet::new(),
+                    bytes: 0,
+                    dropped: false,
+                });
             }
         }
         watched
     }
 
+    /// Watches `namespace` whatever it gathers: for a scan in a
+    /// generator's budget.
+    fn unbounded(namespace: &str) -> Watched {
+        let mut watched = Watched::new(&[namespace.to_owned()]);
+        watched.limit = usize::MAX;
+        watched
+    }
+
     /// Notes the IRIs of `quad` in the watched namespaces.
     pub(crate) fn add(&mut self, quad: &Quad) {
-        if self.0.is_empty() {
+        if self.watches.is_empty() {
             return;
         }
+        let limit = self.limit;
         let mut note = |iri: &str| {
-            for (namespace, found) in &mut self.0 {
-                if iri.starts_with(namespace.as_str()) && !found.contains(iri) {
-                    found.insert(iri.to_owned());
+            for watch in &mut self.watches {
+                if !watch.dropped
+                    && iri.starts_with(watch.namespace.as_str())
+                    && !watch.found.contains(iri)
+                {
+                    watch.bytes = watch.bytes.saturating_add(iri.len());
+                    if watch.bytes > limit {
+                        watch.dropped = true;
+                        watch.found = BTreeSet::new();
+                    } else {
+                        watch.found.insert(iri.to_owned());
+                    }
                 }
             }
         };
@@ -272,11 +327,13 @@ impl Watched {
         }
     }
 
-    /// What [`Model::iris_in`] answers for each watched namespace.
+    /// What [`Model::iris_in`] answers for each namespace watched to the
+    /// end.
     pub(crate) fn into_found(self) -> HashMap<String, Arc<Vec<String>>> {
-        self.0
+        self.watches
             .into_iter()
-            .map(|(namespace, found)| (namespace, Arc::new(found.into_iter().collect())))
+            .filter(|w| !w.dropped)
+            .map(|w| (w.namespace, Arc::new(w.found.into_iter().collect())))
             .collect()
     }
 }
@@ -367,6 +424,30 @@ mod tests {
                 "model.ttl:4: unknown term ui:Pag of the vocabulary <urn:ui#>; did you mean ui:Page?",
             ]
         );
+    }
+
+    #[test]
+    fn a_namespace_watched_past_its_bound_is_left_to_the_scan() {
+        // 40,000 IRIs of 50 bytes in one namespace: past its bound.
+        let lines: String = (0..40_000)
+            .map(|i| {
+                format!(
+                    "<urn:wide#{i:08}-{}> <urn:p> <urn:narrow#x> .\n",
+                    "w".repeat(31)
+                )
+            })
+            .collect();
+        let mut namespaces = vec!["urn:wide#".to_owned(), "urn:narrow#".to_owned()];
+        namespaces.extend((0..MAX_WATCHED).map(|i| format!("urn:n{i}#")));
+        let model = Model::from_files_watching(&[("m.nt", lines.as_bytes())], &namespaces).unwrap();
+        let found = model.namespaces.lock().unwrap().clone();
+        assert!(!found.contains_key("urn:wide#"));
+        assert_eq!(*found["urn:narrow#"], ["urn:narrow#x"]);
+        // The first namespaces only, each once.
+        assert_eq!(found.len(), MAX_WATCHED - 1);
+        assert!(!found.contains_key(&format!("urn:n{}#", MAX_WATCHED - 2)));
+        // The scan answers the dropped one whole.
+        assert_eq!(model.iris_in("urn:wide#").len(), 40_000);
     }
 
     #[test]
