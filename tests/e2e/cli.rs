@@ -230,6 +230,42 @@ fn the_binary_flushes_what_it_prints_before_it_ends() {
     }
 }
 
+/// A FIFO put where seams keeps its lock or its journal is refused at
+/// once, named, not waited on for a writer that never comes.
+#[test]
+fn a_fifo_in_place_of_a_record_is_refused_not_waited_on() {
+    let binary = env!("CARGO_BIN_EXE_seams");
+    for name in ["seams.lock", "seams.journal"] {
+        let p = chat();
+        let record = p.path().join(name);
+        let _ = std::fs::remove_file(&record);
+        let made = Command::new("mkfifo").arg(&record).status().unwrap();
+        assert!(made.success());
+        for command in ["generate", "check"] {
+            let mut child = Command::new(binary)
+                .args([command, "--project", p.path().to_str().unwrap()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let waited = child.try_wait().unwrap().is_none();
+            if waited {
+                child.kill().unwrap();
+            }
+            let output = child.wait_with_output().unwrap();
+            assert!(!waited, "{command} with a FIFO as {name} waited on it");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_ne!(output.status.code(), Some(0), "{command} {name}: {stderr}");
+            let said = format!("{stderr}{}", String::from_utf8_lossy(&output.stdout));
+            assert!(said.contains(name), "{command} {name}: {said}");
+        }
+    }
+}
+
 #[test]
 fn exit_status_says_whose_problem_it_is() {
     // Usage: 2.

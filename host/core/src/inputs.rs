@@ -413,11 +413,32 @@ fn read_record<T>(
 ) -> Result<Option<T>, GenerateError> {
     let path = project.root.join(name);
     let shown = path.display().to_string();
-    match std::fs::read(&path) {
+    match read_regular(&path) {
         Ok(bytes) => Ok(Some(parse(&shown, &bytes)?)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(GenerateError::Io { path, source }),
     }
+}
+
+/// The bytes of the file at `path`, which must be a regular file: opened
+/// without blocking, so that a FIFO put in a record's place is refused
+/// instead of waiting for a writer forever.
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "not a regular file (a directory, FIFO, socket or device); remove it, or put back the file seams wrote",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// A record's bytes as text; `path` names it in the error.
