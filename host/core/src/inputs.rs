@@ -436,7 +436,12 @@ fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
             "not a regular file (a directory, FIFO, socket or device); remove it, or put back the file seams wrote",
         ));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // Reserved as std::fs::read does: a size that cannot be had is an
+    // error, not an abort.
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(meta.len()).unwrap_or(usize::MAX))
+        .map_err(std::io::Error::other)?;
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
 }
