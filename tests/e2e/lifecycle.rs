@@ -547,13 +547,7 @@ fn generated_files(p: &Path) -> Vec<(String, Vec<u8>)> {
 /// After an interruption: check describes it without calling anything
 /// edited, and the next generate gives exactly the reference result.
 fn assert_recovers(p: &TempProject, reference: &[(String, Vec<u8>)], what: &str) {
-    let check = run(p, &["check"]);
-    assert!(check.code <= 1, "{what}: {check:?}");
-    assert!(
-        !check.stdout.contains("hand-edited") && !check.stdout.contains("edited-orphan"),
-        "{what}: nobody edited anything, check must not say so:\n{}",
-        check.stdout
-    );
+    seams_tests::check_calls_nothing_edited(p.path(), what);
     let repair = run(p, &["generate"]);
     assert_eq!(repair.code, 0, "{what}: {repair:?}");
     assert!(

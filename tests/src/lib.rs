@@ -136,6 +136,19 @@ pub fn seams_in(project: &Path, args: &[&str]) -> Outcome {
     seams(&all)
 }
 
+/// `seams check` on `project` after an interrupted generate: what it
+/// prints, asserting that it calls no file edited (`what` names the case).
+pub fn check_calls_nothing_edited(project: &Path, what: &str) -> String {
+    let check = seams_in(project, &["check"]);
+    assert!(check.code <= 1, "{what}: {check:?}");
+    assert!(
+        !check.stdout.contains("hand-edited") && !check.stdout.contains("edited-orphan"),
+        "{what}: nobody edited anything, check must not say so:\n{}",
+        check.stdout
+    );
+    check.stdout
+}
+
 /// `text` with `dir` (a temporary project) replaced by `[PROJECT]`, for
 /// snapshots.
 pub fn redact(dir: &Path, text: &str) -> String {

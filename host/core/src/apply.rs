@@ -1,12 +1,17 @@
 //! Applying a [`Plan`]: the only place `seams generate` changes the
 //! project's files. The order is what makes an interruption harmless: the
 //! record of intent first, durably; then the outputs as a batch (staged,
-//! synced, renamed); the deletions; the lock last; then the journal goes.
+//! synced, renamed); the deletions; the lock last; then, once those are
+//! durable, the journal goes.
 //!
 //! Syncs are what a small generation waits for most, so they are shared:
 //! when the project and output directories are on one file system, one
 //! sync of it makes the journal's entry, every staged output and the
-//! staged lock durable before anything is renamed or deleted.
+//! staged lock durable before anything is renamed or deleted, and one
+//! more makes the renames, the deletions and the lock's rename durable
+//! together. They may reach the disk in any order before it: the journal
+//! names each file's bytes before and after, so the next run recognises
+//! either ([`crate::journal::recover`]).
 //!
 //! Every effect goes through [`ProjectFs`], so tests can make any step
 //! fail ([`crate::testing`]).
@@ -41,6 +46,9 @@ pub(crate) trait ProjectFs {
     fn one_file_system(&self) -> bool;
     /// Makes the project directory's entries durable.
     fn sync_project_dir(&mut self) -> io::Result<()>;
+    /// Makes everything written to the project's file system durable:
+    /// with [`ProjectFs::one_file_system`], both directories' entries.
+    fn sync_file_system(&mut self) -> io::Result<()>;
     /// Stages an output's contents: written to a temporary file beside
     /// it, or, when a run wrote them to the output directory already,
     /// that file.
@@ -106,6 +114,10 @@ impl ProjectFs for Dirs {
 
     fn sync_project_dir(&mut self) -> io::Result<()> {
         self.root.sync_dir("")
+    }
+
+    fn sync_file_system(&mut self) -> io::Result<()> {
+        self.root.sync_file_system()
     }
 
     fn stage(&mut self, path: &str, contents: &Contents) -> io::Result<Staged> {
@@ -265,21 +277,30 @@ pub(crate) fn apply(
         applied.deleted.push(shown(path));
         touched.insert(parent_dir(path));
     }
-    for dir in touched {
-        fs.sync_output_dir(dir).map_err(io(&out_path.join(dir)))?;
-    }
-
     // The lock last: until it is replaced, the old lock and the journal
     // describe the files.
     if let Some(lock) = lock {
         lock.rename().map_err(io(&lock_path))?;
         applied.lock_written = true;
     }
+    // One sync for the renames, the deletions and the lock, in whatever
+    // order they reach the disk: the journal recognises each file's old
+    // and new bytes.
+    if one_file_system {
+        fs.sync_file_system().map_err(io(root_path))?;
+    } else {
+        for dir in touched {
+            fs.sync_output_dir(dir).map_err(io(&out_path.join(dir)))?;
+        }
+        fs.sync_project_dir().map_err(io(root_path))?;
+    }
+    // The journal goes once they are durable, without a sync of its own:
+    // kept by a crash, it describes the files as they are, and the next
+    // run reads it as an interrupted run's and finishes it.
     if plan.old_journal || plan.journal.is_some() {
         fs.remove_record(JOURNAL_FILE)
             .map_err(io(&root_path.join(JOURNAL_FILE)))?;
     }
-    fs.sync_project_dir().map_err(io(root_path))?;
     Ok(applied)
 }
 

@@ -239,6 +239,7 @@ pub(crate) fn generate_on(
             force: options.force,
             out_prefix: &out_prefix,
             lock: &lock,
+            previous: previous.as_ref(),
             current_lock_text: lock_text.as_deref(),
             old_journal: journal.is_some(),
             leftovers,

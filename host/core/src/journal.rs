@@ -1,13 +1,16 @@
 //! The record of intent: before `seams generate` renames a file into place
 //! or deletes one, it writes `seams.journal` beside the lock, durably,
-//! listing every file it will write (as the lock will record it) and every
-//! file it will delete. (A journal cut short by a crash before it was
+//! listing every file it will write (as the lock will record it, and the
+//! bytes the old lock recorded there) and every file it will delete (with
+//! its locked bytes). (A journal cut short by a crash before it was
 //! durable announces nothing: [`Journal::cut_short`].) The journal is
-//! removed once the new lock is written. When a run is interrupted, the
+//! removed once the new lock is durable. When a run is interrupted, the
 //! next `generate` and `check` read the lock and the journal together
-//! ([`recover`]): a file whose bytes are those the journal announced was
-//! written by seams, whatever changed since, so only bytes recorded in
-//! neither are ever called hand-edited.
+//! ([`recover`]): a file whose bytes are those the journal announced, old
+//! or new, was written by seams, whatever changed since, so only bytes
+//! recorded in neither are ever called hand-edited. Because the journal
+//! names both, the renames, deletions and the lock's rename may reach the
+//! disk in any order: one sync after all of them is enough.
 
 use std::sync::Arc;
 
@@ -24,7 +27,12 @@ use seams_model::sha256_hex;
 pub const JOURNAL_FILE: &str = "seams.journal";
 
 /// The journal format's version.
-pub const JOURNAL_VERSION: u32 = 1;
+pub const JOURNAL_VERSION: u32 = 2;
+
+/// The oldest version read: version 1 names neither the bytes a write
+/// replaces nor those of a deleted file, which its runs did not need (they
+/// made every rename and deletion durable before renaming the lock).
+const OLDEST_VERSION: u32 = 1;
 
 /// What an unfinished `seams generate` set out to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,8 +42,8 @@ pub struct Journal {
     pub journal_version: u32,
     /// Every file it writes.
     pub writes: Vec<JournalWrite>,
-    /// Every file it deletes, project-relative as in the lock.
-    pub deletes: Vec<String>,
+    /// Every file it deletes.
+    pub deletes: Vec<JournalDelete>,
 }
 
 /// One file a run writes: enough to recognise its bytes and its owner.
@@ -50,6 +58,76 @@ pub struct JournalWrite {
     pub sha256: String,
     /// The generator that wrote it.
     pub generator: String,
+    /// The bytes the lock recorded there before, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<LockedBytes>,
+}
+
+/// One file a run deletes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "DeleteEntry", into = "DeleteEntry")]
+pub struct JournalDelete {
+    /// Project-relative, as in the lock.
+    pub path: String,
+    /// Its bytes as the lock recorded them; unknown in a version 1
+    /// journal.
+    pub locked: Option<LockedBytes>,
+}
+
+/// Bytes a lock recorded for a file, and the generator that wrote them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedBytes {
+    /// Their sha256.
+    pub sha256: String,
+    /// The generator that wrote them.
+    pub generator: String,
+}
+
+/// A deletion as written: a path (version 1), or a path with its locked
+/// bytes.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum DeleteEntry {
+    Path(String),
+    Locked(LockedDelete),
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LockedDelete {
+    path: String,
+    sha256: String,
+    generator: String,
+}
+
+impl From<DeleteEntry> for JournalDelete {
+    fn from(entry: DeleteEntry) -> JournalDelete {
+        match entry {
+            DeleteEntry::Path(path) => JournalDelete { path, locked: None },
+            DeleteEntry::Locked(LockedDelete {
+                path,
+                sha256,
+                generator,
+            }) => JournalDelete {
+                path,
+                locked: Some(LockedBytes { sha256, generator }),
+            },
+        }
+    }
+}
+
+impl From<JournalDelete> for DeleteEntry {
+    fn from(delete: JournalDelete) -> DeleteEntry {
+        match delete.locked {
+            None => DeleteEntry::Path(delete.path),
+            Some(LockedBytes { sha256, generator }) => DeleteEntry::Locked(LockedDelete {
+                path: delete.path,
+                sha256,
+                generator,
+            }),
+        }
+    }
 }
 
 impl Journal {
@@ -65,9 +143,9 @@ impl Journal {
         };
         let journal: Journal = serde_json::from_str(text)
             .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
-        if journal.journal_version != JOURNAL_VERSION {
+        if !(OLDEST_VERSION..=JOURNAL_VERSION).contains(&journal.journal_version) {
             return Err(error(format!(
-                "journal_version {} is not {JOURNAL_VERSION}, the version this seams writes",
+                "journal_version {} is not {JOURNAL_VERSION}, the version this seams writes (nor {OLDEST_VERSION}, which it reads); finish the interrupted run with the seams that started it",
                 journal.journal_version
             )));
         }
@@ -107,9 +185,10 @@ impl Journal {
 }
 
 /// The lock as the disk stands after an interrupted run: `lock` (or an
-/// empty one) with every journaled write whose bytes are on disk, and
-/// without every journaled deletion that happened. The result is marked
-/// incomplete, so that the next generate runs every generator.
+/// empty one) with every journaled file whose bytes are on disk, new or
+/// old, recorded with them, and without every journaled deletion that
+/// happened. The result is marked incomplete, so that the next generate
+/// runs every generator.
 ///
 /// # Errors
 ///
@@ -143,24 +222,52 @@ pub fn recover(
         Ok(bytes.as_deref().map(sha256_hex))
     };
     for write in &journal.writes {
-        if on_disk(&write.path)?.as_deref() == Some(write.sha256.as_str()) {
-            lock.outputs.retain(|o| o.path != write.path);
-            lock.outputs.push(LockedOutput {
-                path: write.path.clone(),
-                sha256: write.sha256.clone(),
-                generator: write.generator.clone(),
-                generator_version: String::new(),
-                component_sha256: String::new(),
-                sources: Arc::default(),
-            });
+        let disk = on_disk(&write.path)?;
+        let new = LockedBytes {
+            sha256: write.sha256.clone(),
+            generator: write.generator.clone(),
+        };
+        // The old bytes stay when the lock was renamed before the file.
+        if let Some(bytes) = [Some(&new), write.previous.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|b| disk.as_deref() == Some(b.sha256.as_str()))
+        {
+            record(&mut lock, &write.path, bytes);
         }
     }
     for deleted in &journal.deletes {
-        if on_disk(deleted)?.is_none() {
-            lock.outputs.retain(|o| &o.path != deleted);
+        match on_disk(&deleted.path)? {
+            None => lock.outputs.retain(|o| o.path != deleted.path),
+            // Still there when the lock was renamed before the deletion.
+            Some(disk) => {
+                if let Some(bytes) = deleted.locked.as_ref().filter(|b| b.sha256 == disk) {
+                    record(&mut lock, &deleted.path, bytes);
+                }
+            }
         }
     }
     Ok(lock)
+}
+
+/// Records `bytes` as `path`'s in `lock`, unless it records them already.
+fn record(lock: &mut Lock, path: &str, bytes: &LockedBytes) {
+    if lock
+        .outputs
+        .iter()
+        .any(|o| o.path == path && o.sha256 == bytes.sha256)
+    {
+        return;
+    }
+    lock.outputs.retain(|o| o.path != path);
+    lock.outputs.push(LockedOutput {
+        path: path.to_owned(),
+        sha256: bytes.sha256.clone(),
+        generator: bytes.generator.clone(),
+        generator_version: String::new(),
+        component_sha256: String::new(),
+        sources: Arc::default(),
+    });
 }
 
 #[cfg(test)]
@@ -175,8 +282,12 @@ mod tests {
                 path: "out/café.html".to_owned(),
                 sha256: "ab".repeat(32),
                 generator: "htmx".to_owned(),
+                previous: Some(bytes("cd", "htmx")),
             }],
-            deletes: vec!["out/old.html".to_owned()],
+            deletes: vec![JournalDelete {
+                path: "out/old.html".to_owned(),
+                locked: Some(bytes("ef", "htmx")),
+            }],
         }
         .to_text();
         assert!(!Journal::cut_short(whole.as_bytes()));
@@ -218,5 +329,186 @@ mod tests {
             0
         );
         assert!(Journal::parse("seams.journal", &closed).is_err());
+    }
+
+    fn bytes(sha: &str, generator: &str) -> LockedBytes {
+        LockedBytes {
+            sha256: sha.repeat(32),
+            generator: generator.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_version_1_journal_is_read_and_version_2_reads_back_as_written() {
+        let v1 = r#"{"journal_version": 1,
+            "writes": [{"path": "out/a.html", "sha256": "aa", "generator": "htmx"}],
+            "deletes": ["out/b.html"]}"#;
+        let read = Journal::parse("seams.journal", v1).unwrap();
+        assert_eq!(read.writes[0].previous, None);
+        assert_eq!(
+            read.deletes,
+            [JournalDelete {
+                path: "out/b.html".to_owned(),
+                locked: None
+            }]
+        );
+        let v2 = Journal {
+            journal_version: JOURNAL_VERSION,
+            writes: vec![
+                JournalWrite {
+                    path: "out/a.html".to_owned(),
+                    sha256: "aa".repeat(32),
+                    generator: "htmx".to_owned(),
+                    previous: Some(bytes("bb", "fastapi")),
+                },
+                JournalWrite {
+                    path: "out/new.html".to_owned(),
+                    sha256: "cc".repeat(32),
+                    generator: "htmx".to_owned(),
+                    previous: None,
+                },
+            ],
+            deletes: vec![JournalDelete {
+                path: "out/b.html".to_owned(),
+                locked: Some(bytes("dd", "htmx")),
+            }],
+        };
+        let text = v2.to_text();
+        assert!(!text.contains("null"), "{text}");
+        assert_eq!(Journal::parse("seams.journal", &text).unwrap(), v2);
+        // What seams never writes is refused, naming the file.
+        for refused in [
+            r#"{"journal_version": 3, "writes": [], "deletes": []}"#,
+            r#"{"journal_version": 0, "writes": [], "deletes": []}"#,
+            r#"{"journal_version": 2, "writes": [], "deletes": [{"path": "out/b", "sha256": "dd"}]}"#,
+            r#"{"journal_version": 2, "writes": [], "deletes": [{"path": "out/b", "sha256": "dd", "generator": "g", "x": 1}]}"#,
+            r#"{"journal_version": 2, "writes": [{"path": "out/a", "sha256": "aa", "generator": "g", "previous": {"sha256": "bb"}}], "deletes": []}"#,
+        ] {
+            let error = Journal::parse("seams.journal", refused).unwrap_err();
+            assert!(error.to_string().contains("seams.journal"), "{error}");
+        }
+        let newer = Journal::parse(
+            "seams.journal",
+            r#"{"journal_version": 3, "writes": [], "deletes": []}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(newer.contains("journal_version 3 is not 2"), "{newer}");
+    }
+
+    /// A lock of `outputs`: (path, letter standing for its bytes).
+    fn lock_of(outputs: &[(&str, &str)]) -> Lock {
+        Lock {
+            lock_version: LOCK_VERSION,
+            seams_version: "0".to_owned(),
+            model_hash: String::new(),
+            manifest_sha256: String::new(),
+            model_files: Vec::new(),
+            incomplete: false,
+            generators: Vec::new(),
+            outputs: outputs
+                .iter()
+                .map(|(path, b)| LockedOutput {
+                    path: format!("out/{path}"),
+                    sha256: sha256_hex(b.as_bytes()),
+                    generator: "htmx".to_owned(),
+                    generator_version: "1".to_owned(),
+                    component_sha256: String::new(),
+                    sources: Arc::default(),
+                })
+                .collect(),
+            sources: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn recovery_owns_the_old_and_the_new_bytes_whichever_reached_the_disk() {
+        // A run from lock {w: "old", d: "gone"} to {w: "new"} that writes
+        // w and deletes d. A crash leaves either lock, and each file old,
+        // new, or (by hand) other bytes; the recovered lock records what
+        // is on disk when the journal vouches for it, and otherwise what
+        // the lock on disk says.
+        let old_lock = || lock_of(&[("w", "old"), ("d", "gone")]);
+        let new_lock = || lock_of(&[("w", "new")]);
+        let sha = |b: &str| sha256_hex(b.as_bytes());
+        let journal = Journal {
+            journal_version: JOURNAL_VERSION,
+            writes: vec![JournalWrite {
+                path: "out/w".to_owned(),
+                sha256: sha("new"),
+                generator: "htmx".to_owned(),
+                previous: Some(LockedBytes {
+                    sha256: sha("old"),
+                    generator: "htmx".to_owned(),
+                }),
+            }],
+            deletes: vec![JournalDelete {
+                path: "out/d".to_owned(),
+                locked: Some(LockedBytes {
+                    sha256: sha("gone"),
+                    generator: "htmx".to_owned(),
+                }),
+            }],
+        };
+        // The lock on disk, w and d on disk; w and d recovered ("" for
+        // absent).
+        let table: &[[&str; 5]] = &[
+            ["old", "old", "gone", "old", "gone"],
+            ["old", "new", "gone", "new", "gone"],
+            ["old", "new", "", "new", ""],
+            ["new", "new", "", "new", ""],
+            // The lock renamed before the file's rename or deletion.
+            ["new", "old", "", "old", ""],
+            ["new", "new", "gone", "new", "gone"],
+            ["new", "old", "gone", "old", "gone"],
+            // Bytes the journal does not vouch for stay as locked.
+            ["new", "edit", "edit", "new", ""],
+            ["old", "edit", "edit", "old", "gone"],
+            ["old", "", "", "old", ""],
+            ["new", "", "", "new", ""],
+        ];
+        let some = |b: &'static str| (!b.is_empty()).then_some(b);
+        for &[which, w, d, want_w, want_d] in table {
+            let (w, d, want_w, want_d) = (some(w), some(d), some(want_w), some(want_d));
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(
+                dir.path().join("seams.toml"),
+                "[model]\nfiles = [\"model.ttl\"]\n\n[[generator]]\nbuiltin = \"htmx\"\n",
+            )
+            .unwrap();
+            std::fs::create_dir(dir.path().join("out")).unwrap();
+            for (name, bytes) in [("w", w), ("d", d)] {
+                if let Some(bytes) = bytes {
+                    std::fs::write(dir.path().join("out").join(name), bytes).unwrap();
+                }
+            }
+            let project = Project::load(dir.path()).unwrap();
+            let out = OutputDir::open(&dir.path().join("out")).unwrap();
+            let lock = if which == "old" {
+                old_lock()
+            } else {
+                new_lock()
+            };
+            let recovered = recover(&project, Some(lock.clone()), &journal, Some(&out)).unwrap();
+            assert!(recovered.incomplete);
+            let entry = |path: &str| {
+                recovered
+                    .outputs
+                    .iter()
+                    .find(|o| o.path == path)
+                    .map(|o| o.sha256.clone())
+            };
+            let what = format!("{which} lock, w {w:?}, d {d:?}");
+            assert_eq!(entry("out/w"), want_w.map(sha), "{what}");
+            assert_eq!(entry("out/d"), want_d.map(sha), "{what}");
+            // An entry the lock had for the same bytes keeps its details.
+            if let Some(kept) = lock
+                .outputs
+                .iter()
+                .find(|o| entry(&o.path) == Some(o.sha256.clone()))
+            {
+                assert!(recovered.outputs.contains(kept), "{what}");
+            }
+        }
     }
 }

@@ -152,6 +152,10 @@ pub mod testing {
             self.inner.sync_project_dir()
         }
 
+        fn sync_file_system(&mut self) -> io::Result<()> {
+            self.inner.sync_file_system()
+        }
+
         fn stage(&mut self, path: &str, contents: &Contents) -> io::Result<Staged> {
             self.step()?;
             self.inner.stage(path, contents)

@@ -351,6 +351,19 @@ impl OutputDir {
         self.dir.open_with(target, &options)?.sync_all()
     }
 
+    /// Makes everything written to this directory's file system durable
+    /// (Linux `syncfs`): its entries and those of every directory on it.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error.
+    pub fn sync_file_system(&self) -> std::io::Result<()> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        let dir = self.dir.open_with(".", &options)?;
+        rustix::fs::syncfs(dir).map_err(std::io::Error::from)
+    }
+
     /// The temporary files a killed seams left behind: paths relative to
     /// this directory, sorted; in every subdirectory when `recursive`.
     /// Symlinks are not followed.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::audit::{Contents, FileAudit, FileState};
 use crate::generation::{Generation, SourcedRun};
 use crate::inputs::Inputs;
-use crate::journal::{JOURNAL_VERSION, Journal, JournalWrite};
+use crate::journal::{JOURNAL_VERSION, Journal, JournalDelete, JournalWrite, LockedBytes};
 use crate::leftovers::Leftovers;
 use crate::lock::{LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
 use crate::project::{Project, posix};
@@ -187,6 +187,9 @@ pub(crate) struct Context<'a> {
     pub(crate) out_prefix: &'a str,
     /// The new lock.
     pub(crate) lock: &'a Lock,
+    /// The lock the files on disk stand by (recovered after an interrupted
+    /// run), if any: the journal names the bytes it records.
+    pub(crate) previous: Option<&'a Lock>,
     /// The text of the lock on disk, if any.
     pub(crate) current_lock_text: Option<&'a str>,
     /// Whether an interrupted run left a journal.
@@ -226,6 +229,18 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
     }
     let shown = |path: &String| format!("{}/{path}", context.out_prefix);
     if !plan.writes.is_empty() || !plan.deletes.is_empty() {
+        let before: BTreeMap<&str, LockedBytes> = context
+            .previous
+            .iter()
+            .flat_map(|lock| &lock.outputs)
+            .map(|o| {
+                let bytes = LockedBytes {
+                    sha256: o.sha256.clone(),
+                    generator: o.generator.clone(),
+                };
+                (o.path.as_str(), bytes)
+            })
+            .collect();
         let written: BTreeSet<String> = plan.writes.iter().map(|(p, _)| shown(p)).collect();
         plan.journal = Some(Journal {
             journal_version: JOURNAL_VERSION,
@@ -238,9 +253,18 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
                     path: o.path.clone(),
                     sha256: o.sha256.clone(),
                     generator: o.generator.clone(),
+                    previous: before.get(o.path.as_str()).cloned(),
                 })
                 .collect(),
-            deletes: plan.deletes.iter().map(shown).collect(),
+            deletes: plan
+                .deletes
+                .iter()
+                .map(|path| {
+                    let path = shown(path);
+                    let locked = before.get(path.as_str()).cloned();
+                    JournalDelete { path, locked }
+                })
+                .collect(),
         });
     }
     let text = context.lock.to_text();
@@ -371,12 +395,19 @@ mod tests {
                 .map(|c| ("f", c.sha256()))
                 .collect::<Vec<_>>(),
         );
+        let old_lock = lock(
+            &locked
+                .values()
+                .map(|sha| ("f", sha.as_str()))
+                .collect::<Vec<_>>(),
+        );
         let plan = plan(
             audit(&generated, &locked, &disk),
             Context {
                 force,
                 out_prefix: "out",
                 lock: &new_lock,
+                previous: Some(&old_lock),
                 current_lock_text: None,
                 old_journal: false,
                 leftovers: Leftovers::default(),
@@ -430,17 +461,31 @@ mod tests {
                     matches!(got, RefuseOverwrite | RefuseDelete)
                 );
                 // The record of intent lists exactly what is written and
-                // deleted, as the lock names it.
+                // deleted, as the lock names it, with the bytes the old
+                // lock recorded there.
+                let sha = |b: Hash| b.map(|b| seams_model::sha256_hex(b.as_bytes()));
                 match (&plan.journal, got) {
                     (Some(journal), Write) => {
                         assert_eq!(journal.writes.len(), 1);
                         assert_eq!(journal.writes[0].path, "out/f");
+                        assert_eq!(Some(journal.writes[0].sha256.clone()), sha(g));
                         assert_eq!(
-                            journal.writes[0].sha256,
-                            seams_model::sha256_hex(g.unwrap().as_bytes())
+                            journal.writes[0]
+                                .previous
+                                .as_ref()
+                                .map(|b| b.sha256.clone()),
+                            sha(l)
                         );
+                        assert!(journal.deletes.is_empty());
                     }
-                    (Some(journal), Delete) => assert_eq!(journal.deletes, ["out/f"]),
+                    (Some(journal), Delete) => {
+                        assert!(journal.writes.is_empty());
+                        let [delete] = journal.deletes.as_slice() else {
+                            panic!("{journal:?}")
+                        };
+                        assert_eq!(delete.path, "out/f");
+                        assert_eq!(delete.locked.as_ref().map(|b| b.sha256.clone()), sha(l));
+                    }
                     (None, Unchanged | Nothing | RefuseOverwrite | RefuseDelete) => {}
                     (journal, action) => panic!("{action:?} with journal {journal:?}"),
                 }
@@ -455,6 +500,7 @@ mod tests {
             force: false,
             out_prefix: "out",
             lock: &new_lock,
+            previous: None,
             current_lock_text: current,
             old_journal: false,
             leftovers: Leftovers::default(),
