@@ -280,6 +280,7 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
         let _ = std::fs::remove_file(dir.join("seams.lock"));
     };
     let once = |mode: &str, cache_dir: &Path| {
+        measure::settle(dir);
         run_self(
             &["run", mode, project],
             &[("SEAMS_CACHE_DIR", cache_dir)],

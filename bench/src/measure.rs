@@ -77,6 +77,19 @@ pub fn run_self(args: &[&str], env: &[(&str, &Path)], limit: Duration, log: &Pat
     }
 }
 
+/// Writes out everything waiting to be written to `dir`'s file system,
+/// before a measured run: each starts from a file system with nothing to
+/// write back. The floor writes its files without syncing them, and the
+/// `syncfs` of the generate measured after it would otherwise write them
+/// out on the generate's time (as it would the deletions of the files of
+/// the run before).
+pub fn settle(dir: &Path) {
+    if let Ok(dir) = std::fs::File::open(dir) {
+        // SAFETY: a valid descriptor, open for the call.
+        unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) };
+    }
+}
+
 /// The line a measured run ends with on stdout: its peak resident bytes.
 const PEAK: &str = "peak-bytes ";
 
