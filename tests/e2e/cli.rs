@@ -266,6 +266,25 @@ fn a_fifo_in_place_of_a_record_is_refused_not_waited_on() {
     }
 }
 
+/// A lock or journal larger than any seams writes is refused before it
+/// is read, naming it, the limit and what to do; sparse, it costs no disk.
+#[test]
+fn a_record_past_its_size_limit_is_refused_unread() {
+    for name in ["seams.lock", "seams.journal"] {
+        let p = chat();
+        let record = std::fs::File::create(p.path().join(name)).unwrap();
+        record.set_len(600 << 20).unwrap();
+        for command in ["generate", "check"] {
+            let outcome = run(&p, &[command]);
+            assert_eq!(outcome.code, 1, "{command} {name}: {outcome:?}");
+            let said = format!("{}{}", outcome.stderr, outcome.stdout);
+            for part in [name, "over the limit of 536870912", "seams generate"] {
+                assert!(said.contains(part), "{command} {name}: {said}");
+            }
+        }
+    }
+}
+
 #[test]
 fn exit_status_says_whose_problem_it_is() {
     // Usage: 2.

@@ -413,20 +413,33 @@ fn read_record<T>(
 ) -> Result<Option<T>, GenerateError> {
     let path = project.root.join(name);
     let shown = path.display().to_string();
-    match read_regular(&path) {
+    match read_regular(&path, RECORD_LIMIT) {
         Ok(bytes) => Ok(Some(parse(&shown, &bytes)?)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => Err(LockError::Invalid {
+            path: shown,
+            message: format!(
+                "{e}; seams never writes one that large: put back the file seams wrote (from version control)"
+            ),
+        }
+        .into()),
         Err(source) => Err(GenerateError::Io { path, source }),
     }
 }
 
-/// The bytes of the file at `path`, which must be a regular file: opened
+/// The most bytes a lock or journal may have: a hostile one is not read
+/// into memory whole. A thousand times what the lock of expense x100 (606
+/// outputs, 24k triples) takes, 447 KB.
+const RECORD_LIMIT: u64 = 512 << 20;
+
+/// The bytes of the file at `path`, which must be a regular file of at
+/// most `limit` bytes (else an error of kind `FileTooLarge`): opened
 /// without blocking, so that a FIFO put in a record's place is refused
 /// instead of waiting for a writer forever.
-fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open(path)?;
@@ -436,13 +449,26 @@ fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
             "not a regular file (a directory, FIFO, socket or device); remove it, or put back the file seams wrote",
         ));
     }
+    let too_large = |size: u64| {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("{size} bytes, over the limit of {limit}"),
+        )
+    };
+    if meta.len() > limit {
+        return Err(too_large(meta.len()));
+    }
     // Reserved as std::fs::read does: a size that cannot be had is an
     // error, not an abort.
     let mut bytes = Vec::new();
     bytes
         .try_reserve_exact(usize::try_from(meta.len()).unwrap_or(usize::MAX))
         .map_err(std::io::Error::other)?;
-    file.read_to_end(&mut bytes)?;
+    // A file that grows while it is read stops at the limit.
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
     Ok(bytes)
 }
 
@@ -677,6 +703,27 @@ pub(crate) fn record_written(
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn a_record_is_read_up_to_its_limit_and_refused_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record");
+        std::fs::write(&path, b"0123456789").unwrap();
+        assert_eq!(read_regular(&path, 10).unwrap(), b"0123456789");
+        let refused = read_regular(&path, 9).unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::FileTooLarge);
+        assert!(
+            refused
+                .to_string()
+                .contains("10 bytes, over the limit of 9")
+        );
+        // Sparse, far larger than memory would hold: refused before a
+        // byte is read or reserved.
+        let huge = std::fs::File::create(&path).unwrap();
+        huge.set_len(1 << 40).unwrap();
+        let refused = read_regular(&path, RECORD_LIMIT).unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::FileTooLarge);
+    }
 
     /// A project whose model is `model.ttl` of `triples` triples, plus
     /// `extra.ttl` when `extra` is set (written or not by the caller).
