@@ -39,7 +39,6 @@ const TRAILER: u64 = (MAGIC.len() + blake3::OUT_LEN) as u64;
 
 pub(crate) struct ComponentCache {
     dir: PathBuf,
-    engine_key: String,
 }
 
 /// Whether `meta` belongs to this user and nobody else may write it.
@@ -62,13 +61,16 @@ pub fn private_dir(dir: &Path) -> Option<&Path> {
 }
 
 impl ComponentCache {
-    pub(crate) fn new(dir: PathBuf, engine: &Engine) -> Self {
+    pub(crate) fn new(dir: PathBuf) -> Self {
+        ComponentCache { dir }
+    }
+
+    /// What names an engine's compiled components: its compatibility
+    /// hash, so that another engine never loads them.
+    fn engine_key(engine: &Engine) -> String {
         let mut hasher = std::hash::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        ComponentCache {
-            dir,
-            engine_key: format!("{:016x}", hasher.finish()),
-        }
+        format!("{:016x}", hasher.finish())
     }
 
     pub(crate) fn get_or_compile(
@@ -78,7 +80,7 @@ impl ComponentCache {
         bytes: &[u8],
     ) -> Result<Component, String> {
         let dir = private_dir(&self.dir);
-        let name = format!("{sha256}-{}.cwasm", self.engine_key);
+        let name = format!("{sha256}-{}.cwasm", Self::engine_key(engine));
         if let Some(path) = dir.map(|dir| dir.join(&name))
             && verified(&path)
         {
@@ -248,7 +250,7 @@ mod tests {
     const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
     fn cache(dir: &Path) -> ComponentCache {
-        ComponentCache::new(dir.join("cache"), &Engine::default())
+        ComponentCache::new(dir.join("cache"))
     }
 
     fn owned(namespaces: &[&str]) -> Vec<String> {

@@ -155,12 +155,28 @@ impl LoadedGenerator {
     }
 }
 
+/// The sandbox's engine settings, with `stack_bytes` of wasm stack.
+fn engine_config(stack_bytes: usize) -> Config {
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        // Determinism: one NaN, and relaxed SIMD computed the same on
+        // every CPU.
+        .cranelift_nan_canonicalization(true)
+        .relaxed_simd_deterministic(true)
+        .max_wasm_stack(stack_bytes);
+    config
+}
+
 /// The engine, its linker and its component cache. One per process.
-/// The linker is made when a component is first loaded: a run that is up
-/// to date loads none, and a generate loads components while it parses
-/// the model, so making it there costs nobody time.
+/// The engine (with the thread that ticks its deadlines) and the linker
+/// are made when a component is first loaded: a run that is up to date
+/// loads none, and a generate loads components while it parses the model,
+/// so making them there costs nobody time.
 pub struct Runtime {
-    engine: Engine,
+    engine: OnceLock<Result<Engine, String>>,
     linker: OnceLock<Result<Linker<Sandbox>, String>>,
     cache: Option<cache::ComponentCache>,
     ticking: Arc<AtomicBool>,
@@ -181,14 +197,15 @@ impl Drop for Runtime {
 }
 
 impl Runtime {
-    /// An engine with the sandbox's settings. Compiled components are
+    /// A runtime with the sandbox's settings. Compiled components are
     /// cached in `cache_dir` (created when needed), keyed by the
     /// component's sha256 and the engine's compatibility hash; `None`
     /// compiles every time.
     ///
     /// # Errors
     ///
-    /// The engine could not be set up.
+    /// None yet: the engine is set up when a component is first loaded,
+    /// and a failure there is that load's error.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
         Self::with_stack(cache_dir, Limits::default().stack_bytes)
     }
@@ -198,7 +215,7 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// The engine could not be set up.
+    /// As [`Runtime::new`].
     pub fn with_stack(
         cache_dir: Option<PathBuf>,
         stack_bytes: usize,
@@ -206,12 +223,40 @@ impl Runtime {
         Self::build(cache_dir, stack_bytes).map_err(|e| RuntimeError(format!("{e:#}")))
     }
 
+    /// The engine, made once: with the sandbox's settings, its deadlines
+    /// ticked by a thread that ends when the runtime is dropped.
+    fn engine(&self) -> Result<&Engine, &str> {
+        self.engine
+            .get_or_init(|| {
+                let engine =
+                    Engine::new(&engine_config(self.stack_bytes)).map_err(|e| format!("{e:#}"))?;
+                let weak = engine.weak();
+                let flag = self.ticking.clone();
+                std::thread::Builder::new()
+                    .name("seams-deadlines".to_owned())
+                    .spawn(move || {
+                        while flag.load(Ordering::Relaxed) {
+                            std::thread::sleep(EPOCH_TICK);
+                            match weak.upgrade() {
+                                Some(engine) => engine.increment_epoch(),
+                                None => break,
+                            }
+                        }
+                    })
+                    .map_err(|e| format!("the deadlines' thread could not start: {e}"))?;
+                Ok(engine)
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
     /// The linker every component is instantiated with: WASI and the
     /// protocol's imports, made once.
     fn linker(&self) -> Result<&Linker<Sandbox>, &str> {
+        let engine = self.engine()?;
         self.linker
             .get_or_init(|| {
-                let mut linker = Linker::new(&self.engine);
+                let mut linker = Linker::new(engine);
                 wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
                     .and_then(|()| crate::clock::add_to_linker(&mut linker))
                     .and_then(|()| crate::since_v0_1_0::add_to_linker(&mut linker))
@@ -224,37 +269,11 @@ impl Runtime {
     }
 
     fn build(cache_dir: Option<PathBuf>, stack_bytes: usize) -> wasmtime::Result<Runtime> {
-        let mut config = Config::new();
-        config
-            .wasm_component_model(true)
-            .consume_fuel(true)
-            .epoch_interruption(true)
-            // Determinism: one NaN, and relaxed SIMD computed the same on
-            // every CPU.
-            .cranelift_nan_canonicalization(true)
-            .relaxed_simd_deterministic(true)
-            .max_wasm_stack(stack_bytes);
-        let engine = Engine::new(&config)?;
-
-        // The deadline's clock: the thread ends when the runtime is dropped.
-        let ticking = Arc::new(AtomicBool::new(true));
-        let weak = engine.weak();
-        let flag = ticking.clone();
-        std::thread::spawn(move || {
-            while flag.load(Ordering::Relaxed) {
-                std::thread::sleep(EPOCH_TICK);
-                match weak.upgrade() {
-                    Some(engine) => engine.increment_epoch(),
-                    None => break,
-                }
-            }
-        });
-        let cache = cache_dir.map(|dir| cache::ComponentCache::new(dir, &engine));
         Ok(Runtime {
-            engine,
+            engine: OnceLock::new(),
             linker: OnceLock::new(),
-            cache,
-            ticking,
+            cache: cache_dir.map(cache::ComponentCache::new),
+            ticking: Arc::new(AtomicBool::new(true)),
             work: HostWork {
                 tracing: true,
                 model_check: true,
@@ -266,13 +285,14 @@ impl Runtime {
     /// The names of the interfaces a loaded component imports and exports,
     /// each sorted: what a registry artifact's config lists.
     pub fn interfaces(&self, loaded: &LoadedGenerator) -> (Vec<String>, Vec<String>) {
-        let ty = loaded.pre.component().component_type();
+        let component = loaded.pre.component();
+        let ty = component.component_type();
         let mut imports: Vec<String> = ty
-            .imports(&self.engine)
+            .imports(component.engine())
             .map(|(n, _)| n.to_owned())
             .collect();
         let mut exports: Vec<String> = ty
-            .exports(&self.engine)
+            .exports(component.engine())
             .map(|(n, _)| n.to_owned())
             .collect();
         imports.sort();
@@ -326,9 +346,14 @@ impl Runtime {
         if bytes[4..8] == [1, 0, 0, 0] {
             return Err(fail(GeneratorErrorKind::CoreModule));
         }
+        let engine = self.engine().map_err(|e| {
+            fail(GeneratorErrorKind::Internal(format!(
+                "the engine could not be set up: {e}"
+            )))
+        })?;
         let component = match &self.cache {
-            Some(cache) => cache.get_or_compile(&self.engine, sha256, bytes),
-            None => Component::new(&self.engine, bytes).map_err(|e| format!("{e:#}")),
+            Some(cache) => cache.get_or_compile(engine, sha256, bytes),
+            None => Component::new(engine, bytes).map_err(|e| format!("{e:#}")),
         }
         .map_err(|e| fail(GeneratorErrorKind::Compile(e)))?;
         let linker = self.linker().map_err(|e| {
@@ -336,7 +361,7 @@ impl Runtime {
                 "the host's imports could not be set up: {e}"
             )))
         })?;
-        let pre = Pre::new(&self.engine, linker, &component).map_err(fail)?;
+        let pre = Pre::new(engine, linker, &component).map_err(fail)?;
         Ok(LoadedGenerator {
             label: label.to_owned(),
             sha256: sha256.to_owned(),
@@ -488,7 +513,7 @@ impl Runtime {
         let (sender, receiver) = mpsc::sync_channel(1);
         let run = RunInStore {
             stack_bytes: self.stack_bytes,
-            engine: self.engine.clone(),
+            engine: generator.pre.component().engine().clone(),
             generator: generator.clone(),
             model: model.clone(),
             limits: limits.clone(),
@@ -1205,6 +1230,24 @@ mod tests {
     use super::*;
     use crate::sink::{BlobWriter, Spill};
     use std::collections::BTreeSet;
+
+    #[test]
+    fn the_engine_is_made_when_a_component_is_first_loaded() {
+        // A run that is up to date loads nothing: it makes no engine and
+        // starts no thread for its deadlines.
+        let runtime = Runtime::new(None).unwrap();
+        assert!(runtime.engine.get().is_none());
+        assert!(runtime.load("g", b"not wasm").is_err());
+        assert!(runtime.engine.get().is_none(), "refused before compiling");
+        // An empty component compiles, then is refused for the exports it
+        // lacks: the engine was made for it.
+        let empty = runtime.load("g", b"\0asm\x0d\x00\x01\x00").unwrap_err();
+        assert!(
+            !matches!(empty.kind, GeneratorErrorKind::Compile(_)),
+            "{empty}"
+        );
+        assert!(matches!(runtime.engine.get(), Some(Ok(_))));
+    }
 
     #[test]
     fn terms_checked_early_or_at_the_end_pass_and_fail_alike() {
