@@ -233,7 +233,7 @@ impl Runtime {
                 let weak = engine.weak();
                 let flag = self.ticking.clone();
                 std::thread::Builder::new()
-                    .name("seams-deadlines".to_owned())
+                    .name("seams-epoch".to_owned())
                     .spawn(move || {
                         while flag.load(Ordering::Relaxed) {
                             std::thread::sleep(EPOCH_TICK);
