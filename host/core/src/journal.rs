@@ -12,6 +12,7 @@
 //! names both, the renames, deletions and the lock's rename may reach the
 //! disk in any order: one sync after all of them is enough.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -194,10 +195,10 @@ impl Journal {
 ///
 /// A journal path outside the output directory, or a file that cannot be
 /// read.
-pub fn recover(
+pub fn recover<'a>(
     project: &Project,
     lock: Option<Lock>,
-    journal: &Journal,
+    journal: &'a Journal,
     out: Option<&OutputDir>,
 ) -> Result<Lock, GenerateError> {
     let mut lock = lock.unwrap_or_else(|| Lock {
@@ -212,14 +213,32 @@ pub fn recover(
         sources: Vec::new(),
     });
     lock.incomplete = true;
-    let on_disk = |lock_path: &str| -> Result<Option<String>, GenerateError> {
+    // By path, so that a journal of many entries costs no more than one
+    // pass over it and the lock; each file is hashed once, however often
+    // a (crafted) journal names it.
+    let mut outputs: BTreeMap<String, LockedOutput> = std::mem::take(&mut lock.outputs)
+        .into_iter()
+        .map(|o| (o.path.clone(), o))
+        .collect();
+    let mut hashed: HashMap<&str, Option<String>> = HashMap::new();
+    let mut on_disk = |lock_path: &'a str| -> Result<Option<String>, GenerateError> {
+        if let Some(sha256) = hashed.get(lock_path) {
+            return Ok(sha256.clone());
+        }
         let rel = locked_path(project, lock_path)?;
-        let Some(out) = out else { return Ok(None) };
-        let bytes = out.read(&rel).map_err(|source| GenerateError::Io {
-            path: project.output_path().join(&rel),
-            source,
-        })?;
-        Ok(bytes.as_deref().map(sha256_hex))
+        let sha256 = match out {
+            Some(out) => out
+                .read(&rel)
+                .map_err(|source| GenerateError::Io {
+                    path: project.output_path().join(&rel),
+                    source,
+                })?
+                .as_deref()
+                .map(sha256_hex),
+            None => None,
+        };
+        hashed.insert(lock_path, sha256.clone());
+        Ok(sha256)
     };
     for write in &journal.writes {
         let disk = on_disk(&write.path)?;
@@ -233,41 +252,40 @@ pub fn recover(
             .flatten()
             .find(|b| disk.as_deref() == Some(b.sha256.as_str()))
         {
-            record(&mut lock, &write.path, bytes);
+            record(&mut outputs, &write.path, bytes);
         }
     }
     for deleted in &journal.deletes {
         match on_disk(&deleted.path)? {
-            None => lock.outputs.retain(|o| o.path != deleted.path),
+            None => {
+                outputs.remove(&deleted.path);
+            }
             // Still there when the lock was renamed before the deletion.
             Some(disk) => {
                 if let Some(bytes) = deleted.locked.as_ref().filter(|b| b.sha256 == disk) {
-                    record(&mut lock, &deleted.path, bytes);
+                    record(&mut outputs, &deleted.path, bytes);
                 }
             }
         }
     }
+    lock.outputs = outputs.into_values().collect();
     Ok(lock)
 }
 
-/// Records `bytes` as `path`'s in `lock`, unless it records them already.
-fn record(lock: &mut Lock, path: &str, bytes: &LockedBytes) {
-    if lock
-        .outputs
-        .iter()
-        .any(|o| o.path == path && o.sha256 == bytes.sha256)
-    {
+/// Records `bytes` as `path`'s among `outputs`, unless they are already.
+fn record(outputs: &mut BTreeMap<String, LockedOutput>, path: &str, bytes: &LockedBytes) {
+    if outputs.get(path).is_some_and(|o| o.sha256 == bytes.sha256) {
         return;
     }
-    lock.outputs.retain(|o| o.path != path);
-    lock.outputs.push(LockedOutput {
+    let output = LockedOutput {
         path: path.to_owned(),
         sha256: bytes.sha256.clone(),
         generator: bytes.generator.clone(),
         generator_version: String::new(),
         component_sha256: String::new(),
         sources: Arc::default(),
-    });
+    };
+    outputs.insert(path.to_owned(), output);
 }
 
 #[cfg(test)]
@@ -491,6 +509,15 @@ mod tests {
             };
             let recovered = recover(&project, Some(lock.clone()), &journal, Some(&out)).unwrap();
             assert!(recovered.incomplete);
+            // Named twice (no journal seams writes does), the same.
+            let mut twice = journal.clone();
+            twice.writes.extend(journal.writes.clone());
+            twice.deletes.extend(journal.deletes.clone());
+            assert_eq!(
+                recover(&project, Some(lock.clone()), &twice, Some(&out)).unwrap(),
+                recovered
+            );
+            assert!(recovered.outputs.is_sorted_by(|a, b| a.path < b.path));
             let entry = |path: &str| {
                 recovered
                     .outputs
