@@ -220,7 +220,17 @@ impl Runtime {
         cache_dir: Option<PathBuf>,
         stack_bytes: usize,
     ) -> Result<Runtime, RuntimeError> {
-        Self::build(cache_dir, stack_bytes).map_err(|e| RuntimeError(format!("{e:#}")))
+        Ok(Runtime {
+            engine: OnceLock::new(),
+            linker: OnceLock::new(),
+            cache: cache_dir.map(cache::ComponentCache::new),
+            ticking: Arc::new(AtomicBool::new(true)),
+            work: HostWork {
+                tracing: true,
+                model_check: true,
+            },
+            stack_bytes,
+        })
     }
 
     /// The engine, made once: with the sandbox's settings, its deadlines
@@ -266,20 +276,6 @@ impl Runtime {
             })
             .as_ref()
             .map_err(String::as_str)
-    }
-
-    fn build(cache_dir: Option<PathBuf>, stack_bytes: usize) -> wasmtime::Result<Runtime> {
-        Ok(Runtime {
-            engine: OnceLock::new(),
-            linker: OnceLock::new(),
-            cache: cache_dir.map(cache::ComponentCache::new),
-            ticking: Arc::new(AtomicBool::new(true)),
-            work: HostWork {
-                tracing: true,
-                model_check: true,
-            },
-            stack_bytes,
-        })
     }
 
     /// The names of the interfaces a loaded component imports and exports,
