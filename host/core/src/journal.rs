@@ -416,27 +416,12 @@ mod tests {
 
     /// A lock of `outputs`: (path, letter standing for its bytes).
     fn lock_of(outputs: &[(&str, &str)]) -> Lock {
-        Lock {
-            lock_version: LOCK_VERSION,
-            seams_version: "0".to_owned(),
-            model_hash: String::new(),
-            manifest_sha256: String::new(),
-            model_files: Vec::new(),
-            incomplete: false,
-            generators: Vec::new(),
-            outputs: outputs
-                .iter()
-                .map(|(path, b)| LockedOutput {
-                    path: format!("out/{path}"),
-                    sha256: sha256_hex(b.as_bytes()),
-                    generator: "htmx".to_owned(),
-                    generator_version: "1".to_owned(),
-                    component_sha256: String::new(),
-                    sources: Arc::default(),
-                })
-                .collect(),
-            sources: Vec::new(),
-        }
+        let hashed: Vec<(&str, String)> = outputs
+            .iter()
+            .map(|(path, b)| (*path, sha256_hex(b.as_bytes())))
+            .collect();
+        let hashed: Vec<(&str, &str)> = hashed.iter().map(|(p, h)| (*p, h.as_str())).collect();
+        crate::plan::tests::lock(&hashed)
     }
 
     #[test]

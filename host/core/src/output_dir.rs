@@ -343,12 +343,7 @@ impl OutputDir {
     ///
     /// An I/O error.
     pub fn sync_dir(&self, rel: &str) -> std::io::Result<()> {
-        // Directory handles are path-only (O_PATH) and cannot be synced:
-        // the directory is opened for reading, through the handle.
-        let target = if rel.is_empty() { "." } else { rel };
-        let mut options = OpenOptions::new();
-        options.read(true);
-        self.dir.open_with(target, &options)?.sync_all()
+        self.open_dir(rel)?.sync_all()
     }
 
     /// Makes everything written to this directory's file system durable
@@ -358,10 +353,17 @@ impl OutputDir {
     ///
     /// An I/O error.
     pub fn sync_file_system(&self) -> std::io::Result<()> {
+        rustix::fs::syncfs(self.open_dir("")?).map_err(std::io::Error::from)
+    }
+
+    /// The directory `rel` (`""` for this one), opened for reading.
+    /// Directory handles are path-only (O_PATH), and neither `fsync` nor
+    /// `syncfs` takes one: the directory is opened through the handle.
+    fn open_dir(&self, rel: &str) -> std::io::Result<cap_std::fs::File> {
+        let target = if rel.is_empty() { "." } else { rel };
         let mut options = OpenOptions::new();
         options.read(true);
-        let dir = self.dir.open_with(".", &options)?;
-        rustix::fs::syncfs(dir).map_err(std::io::Error::from)
+        self.dir.open_with(target, &options)
     }
 
     /// The temporary files a killed seams left behind: paths relative to

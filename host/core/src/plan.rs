@@ -326,13 +326,14 @@ pub(crate) fn locked_files(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use super::*;
     use crate::audit::audit;
 
-    fn lock(outputs: &[(&str, &str)]) -> Lock {
+    /// A lock of `outputs`: (path in the output directory `out`, sha256).
+    pub(crate) fn lock(outputs: &[(&str, &str)]) -> Lock {
         Lock {
             lock_version: LOCK_VERSION,
             seams_version: "0".into(),
