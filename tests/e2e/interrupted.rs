@@ -125,12 +125,55 @@ fn reference(references: &[(Variant, Files)], variant: Variant) -> &[(String, Ve
     &references.iter().find(|(v, _)| *v == variant).unwrap().1
 }
 
-/// A generated copy of the chat example, moved to `PageRenamed`, with a
-/// generate run under strace that is killed at the `when`-th call of
-/// `syscalls`. Gives the project and whether the kill happened (else the
-/// run finished).
-fn killed_run(syscalls: &str, when: usize) -> (TempProject, bool) {
+/// Where a killed run's project keeps its outputs.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    /// `out/` in the project directory.
+    OneFileSystem,
+    /// `out` a symlink to a directory on another file system (a tmpfs):
+    /// a run then syncs each apart, with `fsync`s of its directories.
+    OutputsElsewhere,
+}
+
+/// The file system the `OutputsElsewhere` layout keeps outputs on.
+const ELSEWHERE: &str = "/dev/shm";
+
+/// A project a run was killed in.
+struct Killed {
+    project: TempProject,
+    /// Keeps the outputs' directory alive, when elsewhere.
+    _outputs: Option<tempfile::TempDir>,
+}
+
+impl Killed {
+    fn path(&self) -> &Path {
+        self.project.path()
+    }
+}
+
+/// A generated copy of the chat example laid out as `layout`, moved to
+/// `PageRenamed`, with a generate run under strace that is killed at the
+/// `when`-th call of `syscalls`. Gives the project and whether the kill
+/// happened (else the run finished).
+fn killed_run(layout: Layout, syscalls: &str, when: usize) -> (Killed, bool) {
     let p = chat_project();
+    let outputs = match layout {
+        Layout::OneFileSystem => None,
+        Layout::OutputsElsewhere => {
+            let dir = tempfile::tempdir_in(ELSEWHERE).unwrap();
+            std::os::unix::fs::symlink(dir.path(), p.path().join("out")).unwrap();
+            let device = |path: &Path| {
+                std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(path).unwrap())
+            };
+            assert_ne!(
+                device(p.path()),
+                device(dir.path()),
+                "{ELSEWHERE} must be another file system than the temporary directory {}",
+                p.path().display()
+            );
+            Some(dir)
+        }
+    };
     assert_eq!(run(p.path(), &["generate"]).code, 0);
     set_model(p.path(), Variant::PageRenamed);
     let status = Command::new("strace")
@@ -147,7 +190,11 @@ fn killed_run(syscalls: &str, when: usize) -> (TempProject, bool) {
     // strace dies of the same signal as the command it traces.
     let killed = status.signal() == Some(9) || status.code() == Some(137);
     assert!(killed || status.success(), "{syscalls} #{when}: {status:?}");
-    (p, killed)
+    let killed_in = Killed {
+        project: p,
+        _outputs: outputs,
+    };
+    (killed_in, killed)
 }
 
 /// The classes of system call a run is killed at: every file it writes,
@@ -179,19 +226,20 @@ fn generate_finishes_the_job(p: &Path, clean: &[(String, Vec<u8>)], what: &str) 
 /// to each variant, and asserts that check calls nothing edited, reports
 /// every leftover, and the next generate gives exactly a clean generation.
 /// Gives the number of kills.
-fn kill_and_change_the_model(syscalls: &str) -> usize {
+fn kill_and_change_the_model(layout: Layout, syscalls: &str) -> usize {
     let references = references();
     let mut kills = 0;
     for when in 1.. {
         let mut finished = false;
         for (i, &variant) in VARIANTS.iter().enumerate() {
-            let (p, killed) = killed_run(syscalls, when);
+            let (p, killed) = killed_run(layout, syscalls, when);
             if !killed {
                 finished = true;
                 break;
             }
             kills += 1;
-            let what = format!("killed at {syscalls} #{when}, then {variant:?} (case {i})");
+            let what =
+                format!("{layout:?}: killed at {syscalls} #{when}, then {variant:?} (case {i})");
             let leftovers = temporary_files(p.path());
             set_model(p.path(), variant);
             let checked = check_calls_nothing_edited(p.path(), &what);
@@ -209,7 +257,7 @@ fn kill_and_change_the_model(syscalls: &str) -> usize {
         }
     }
     // Seen with --nocapture: how many runs were really killed.
-    eprintln!("killed at {syscalls}: {kills} runs");
+    eprintln!("{layout:?}: killed at {syscalls}: {kills} runs");
     kills
 }
 
@@ -219,12 +267,12 @@ fn kill_and_change_the_model(syscalls: &str) -> usize {
 
 #[test]
 fn killed_at_any_rename_then_the_model_changes() {
-    assert!(kill_and_change_the_model(KILL_AT[0]) >= 25);
+    assert!(kill_and_change_the_model(Layout::OneFileSystem, KILL_AT[0]) >= 25);
 }
 
 #[test]
 fn killed_at_any_deletion_then_the_model_changes() {
-    assert!(kill_and_change_the_model(KILL_AT[1]) >= 10);
+    assert!(kill_and_change_the_model(Layout::OneFileSystem, KILL_AT[1]) >= 10);
 }
 
 #[test]
@@ -233,7 +281,7 @@ fn killed_at_either_sync_then_the_model_changes() {
     // staged outputs and the staged lock durable; the second the renames,
     // the deletions and the lock's rename. Each kill is followed by five
     // model changes.
-    assert!(kill_and_change_the_model(KILL_AT[4]) >= 10);
+    assert!(kill_and_change_the_model(Layout::OneFileSystem, KILL_AT[4]) >= 10);
 }
 
 #[test]
@@ -242,12 +290,24 @@ fn killed_at_any_write_then_the_model_changes() {
     // write of whichever thread makes one first. The main thread (journal,
     // outputs, lock) writes 4 times here, and no other thread more often
     // since renders are written on threads of their own.
-    assert!(kill_and_change_the_model(KILL_AT[2]) >= 20);
+    assert!(kill_and_change_the_model(Layout::OneFileSystem, KILL_AT[2]) >= 20);
 }
 
 #[test]
 fn killed_at_any_open_then_the_model_changes() {
-    assert!(kill_and_change_the_model(KILL_AT[3]) >= 100);
+    assert!(kill_and_change_the_model(Layout::OneFileSystem, KILL_AT[3]) >= 100);
+}
+
+#[test]
+fn killed_at_any_sync_or_rename_with_the_outputs_on_another_file_system_then_the_model_changes() {
+    // The outputs' file system and the project's are synced apart: the
+    // journal's fsync and its directory's before anything is staged, the
+    // staged outputs' file system and the staged lock before anything is
+    // renamed, then the output directory and the project directory.
+    let layout = Layout::OutputsElsewhere;
+    assert!(kill_and_change_the_model(layout, "fsync") >= 20);
+    assert!(kill_and_change_the_model(layout, "syncfs") >= 5);
+    assert!(kill_and_change_the_model(layout, "renameat,renameat2") >= 25);
 }
 
 #[test]
@@ -256,7 +316,7 @@ fn a_hand_edit_made_after_a_kill_is_never_lost() {
     let mut kills = 0;
     for syscalls in KILL_AT {
         for when in 1.. {
-            let (p, killed) = killed_run(syscalls, when);
+            let (p, killed) = killed_run(Layout::OneFileSystem, syscalls, when);
             if !killed {
                 break;
             }
@@ -335,7 +395,7 @@ fn renames_deletions_and_the_lock_reaching_the_disk_in_any_order_leave_nothing_c
             let what = format!("case {case}, then {next:?}");
             // Killed before its batch's sync: the journal and the staged
             // files written, nothing renamed or deleted.
-            let (p, killed) = killed_run("syncfs", 1);
+            let (p, killed) = killed_run(Layout::OneFileSystem, "syncfs", 1);
             assert!(killed, "{what}");
             assert!(p.path().join("seams.journal").exists(), "{what}");
             std::fs::write(p.path().join("seams.lock"), new_lock).unwrap();
@@ -382,7 +442,7 @@ fn problems(p: &Path) -> (u8, Vec<String>) {
 
 #[test]
 fn a_kill_between_writing_a_temporary_file_and_renaming_it_leaves_nothing_unreported() {
-    let (p, killed) = killed_run("renameat,renameat2", 2);
+    let (p, killed) = killed_run(Layout::OneFileSystem, "renameat,renameat2", 2);
     assert!(killed);
     // The outputs are staged as a batch, with the lock: each of them waits
     // under a temporary name when the first rename is refused.
