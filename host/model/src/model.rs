@@ -657,13 +657,22 @@ impl BoundedWriter {
 }
 
 impl std::io::Write for BoundedWriter {
+    #[inline]
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.write_all(data).map(|()| data.len())
+    }
+
+    // The results' JSON writer writes each character of a string apart:
+    // the default `write_all`, a loop over `write` that was not inlined,
+    // was a tenth of a query's time.
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
         if self.buf.len() + data.len() > self.limit {
             self.overflowed = true;
             return Err(std::io::Error::other("answer too large"));
         }
         self.buf.extend_from_slice(data);
-        Ok(data.len())
+        Ok(())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
