@@ -22,6 +22,7 @@
 
 #![deny(missing_docs)]
 
+mod answer;
 mod cores;
 mod edit;
 mod elements;

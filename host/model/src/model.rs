@@ -16,6 +16,7 @@ use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
 use sha2::{Digest, Sha256};
 
+use crate::answer::Answer;
 use crate::vocabulary::Watched;
 
 /// Prefixes every query gets unless the model binds the name itself.
@@ -589,20 +590,17 @@ impl Model {
                     .map_err(|e| QueryError::Evaluation(e.to_string()))?;
             }
             QueryResults::Solutions(solutions) => {
-                let variables = solutions.variables().to_vec();
-                let mut writer = QueryResultsSerializer::from_format(QueryResultsFormat::Json)
-                    .serialize_solutions_to_writer(&mut out, variables)
-                    .map_err(|e| QueryError::Evaluation(e.to_string()))?;
+                let too_large = |_| QueryError::TooLarge { limit: max_bytes };
+                let mut answer = Answer::start(solutions.variables(), max_bytes);
                 for solution in solutions {
                     let solution = solution.map_err(|e| evaluation(&e))?;
-                    if let Err(e) = writer.serialize(&solution) {
-                        drop(writer);
-                        return Err(io(e, &out));
-                    }
+                    answer.push(&solution).map_err(too_large)?;
                 }
-                if let Err(e) = writer.finish() {
-                    return Err(io(e, &out));
+                let text = answer.finish().map_err(too_large)?;
+                if timed_out() {
+                    return Err(QueryError::Timeout);
                 }
+                return Ok(text);
             }
             QueryResults::Graph(triples) => {
                 let mut writer =
