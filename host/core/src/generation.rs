@@ -247,7 +247,10 @@ pub(crate) fn run_reporting_progress(
                     let result = isolated(source, || {
                         component
                             .and_then(|loaded| {
-                                runtime.run_into(&loaded, model, &project.limits, &keep.sink())
+                                let run =
+                                    runtime.run_into(&loaded, model, &project.limits, &keep.sink());
+                                inputs.keep(loaded);
+                                run
                             })
                             .and_then(|mut run| {
                                 let files =
@@ -353,6 +356,43 @@ fn clone_error(e: &GeneratorError) -> GeneratorError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_components_that_ran_are_kept_to_be_freed_with_the_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(crate::project::MANIFEST),
+            "[model]\nfiles = [\"model.ttl\"]\n\n[[generator]]\nbuiltin = \"htmx\"\n\n\
+             [[generator]]\nbuiltin = \"compose\"\n\n[[generator]]\nwasm = \"missing.wasm\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("model.ttl"), "<urn:a> <urn:b> \"c\" .\n").unwrap();
+        let project = Project::load(dir.path()).unwrap();
+        let runtime = Runtime::new(Some(dir.path().join("cache"))).unwrap();
+        let stamp = crate::inputs::read_stamp(&project, None, false).unwrap();
+        let (inputs, components) = load_for_run(&project, &runtime, stamp).unwrap();
+        let generation = run_reporting_progress(
+            &project,
+            &runtime,
+            &inputs,
+            components,
+            &Silent,
+            &Keep::Outputs,
+        );
+        // The two built-ins ran (whether they failed on this model or
+        // not); the missing component never loaded.
+        assert_eq!(generation.runs.len() + generation.failures.len(), 3);
+        let mut kept: Vec<String> = inputs
+            .ran
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|component| component.label().to_owned())
+            .collect();
+        kept.sort();
+        assert_eq!(kept, ["compose", "htmx"]);
+        inputs.free_aside();
+    }
 
     #[test]
     fn a_panic_in_one_generators_work_fails_that_generator_only() {

@@ -175,10 +175,7 @@ pub(super) fn plan_block(
     let stamp = || read_stamp(project, Some(&lock), false);
     let run = |edits: &[Edit]| -> Result<(Generation, Arc<Model>), WriteBackError> {
         let changed = Arc::new(model.edited(edits).map_err(GenerateError::from)?);
-        let inputs = Inputs {
-            model: changed.clone(),
-            stamp: stamp()?,
-        };
+        let inputs = Inputs::new(changed.clone(), stamp()?);
         Ok((run_with_inputs(project, runtime, &inputs), changed))
     };
     let gives_edit =

@@ -548,14 +548,7 @@ fn plan_line(
         }])
         .map_err(GenerateError::from)?;
     let stamp = read_stamp(project, Some(&lock), false)?;
-    let again = run_with_inputs(
-        project,
-        runtime,
-        &Inputs {
-            model: Arc::new(patched),
-            stamp,
-        },
-    );
+    let again = run_with_inputs(project, runtime, &Inputs::new(Arc::new(patched), stamp));
     let new_text = generated(&again, &rel).map(|(t, _)| t).unwrap_or_default();
     let new_lines: Vec<&str> = new_text.split('\n').collect();
     let got = new_lines.get(n - 1).copied().unwrap_or_default();
