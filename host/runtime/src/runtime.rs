@@ -520,9 +520,16 @@ impl Runtime {
             .stack_size(HOST_STACK_BYTES + self.stack_bytes)
             .spawn(move || {
                 let _entered = run.budget.enter();
-                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| run.run(steps)))
-                    .unwrap_or_else(|payload| Err(GeneratorErrorKind::from_panic(&*payload)));
-                let _ = sender.send(outcome);
+                let report = |outcome| {
+                    let _ = sender.send(outcome);
+                };
+                if let Err(payload) =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| run.run(steps, report)))
+                {
+                    // A panic before the outcome was reported fails the run;
+                    // one in the store's drop, after it, reaches nobody.
+                    report(Err(GeneratorErrorKind::from_panic(&*payload)));
+                }
             })
             .map_err(|e| {
                 fail(GeneratorErrorKind::Internal(format!(
@@ -590,10 +597,14 @@ struct RunInStore {
 }
 
 impl RunInStore {
+    /// Runs `steps` in a new store and tells `report` the outcome, before
+    /// the store is dropped: its memory is unmapped while the caller goes
+    /// on.
     fn run<R>(
         self,
         steps: impl FnOnce(&mut Store<Sandbox>, &LoadedGenerator) -> Result<R, Failure>,
-    ) -> Result<(R, Vec<String>), GeneratorErrorKind> {
+        report: impl FnOnce(Result<(R, Vec<String>), GeneratorErrorKind>),
+    ) {
         let limits = self.limits.clone();
         let sandbox = Sandbox::new(self.model, self.limits, self.budget);
         let mut store = budget::lenient(|| Store::new(&self.engine, sandbox));
@@ -620,9 +631,9 @@ impl RunInStore {
                 }))
             }
         };
+        report(outcome);
         // Dropping a store takes the engine's locks: never stopped there.
         budget::lenient(|| drop(store));
-        outcome
     }
 }
 
