@@ -16,7 +16,7 @@ use oxigraph::sparql::{CancellationToken, QueryResults, SparqlEvaluator};
 use oxigraph::store::Store;
 use sha2::{Digest, Sha256};
 
-use crate::answer::Answer;
+use crate::answer::{Answer, BoundedWriter};
 use crate::vocabulary::Watched;
 
 /// Prefixes every query gets unless the model binds the name itself.
@@ -591,7 +591,8 @@ impl Model {
             }
             QueryResults::Solutions(solutions) => {
                 let too_large = |_| QueryError::TooLarge { limit: max_bytes };
-                let mut answer = Answer::start(solutions.variables(), max_bytes);
+                let mut answer =
+                    Answer::start(solutions.variables(), max_bytes).map_err(too_large)?;
                 for solution in solutions {
                     let solution = solution.map_err(|e| evaluation(&e))?;
                     answer.push(&solution).map_err(too_large)?;
@@ -634,47 +635,6 @@ fn syntax_error(path: &Path, error: RdfSyntaxError) -> ModelError {
         line,
         column,
         message: error.to_string(),
-    }
-}
-
-/// A `Vec` writer that fails once it would pass its limit.
-struct BoundedWriter {
-    buf: Vec<u8>,
-    limit: usize,
-    overflowed: bool,
-}
-
-impl BoundedWriter {
-    fn new(limit: usize) -> Self {
-        BoundedWriter {
-            buf: Vec::new(),
-            limit,
-            overflowed: false,
-        }
-    }
-}
-
-impl std::io::Write for BoundedWriter {
-    #[inline]
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.write_all(data).map(|()| data.len())
-    }
-
-    // The results' JSON writer writes each character of a string apart:
-    // the default `write_all`, a loop over `write` that was not inlined,
-    // was a tenth of a query's time.
-    #[inline]
-    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
-        if self.buf.len() + data.len() > self.limit {
-            self.overflowed = true;
-            return Err(std::io::Error::other("answer too large"));
-        }
-        self.buf.extend_from_slice(data);
-        Ok(())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
