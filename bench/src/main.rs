@@ -6,6 +6,7 @@
 //! cargo run --release -p seams-bench -- [--sizes 1,10,100,300,1000]
 //!     [--unrelated 1000000] [--blank 100000] [--limit SECONDS]
 //! cargo run --release -p seams-bench -- project COPIES|unrelated N|blank N DIR
+//! seams-bench ab MODE ROUNDS PROJECT BUILD BUILD...
 //! ```
 //!
 //! For each model: the floor; `seams generate` cold (empty component
@@ -18,8 +19,11 @@
 //! run, every mode runs once per round, round after round, so that a
 //! drift in the machine's speed touches them alike; each is reported by
 //! its median round. The floor's files must equal seams's byte for byte.
-//! Prints one Markdown table and the growth between sizes.
+//! Prints one Markdown table and the growth between sizes. `ab` measures
+//! builds of this benchmark against each other, taking turns
+//! (see `ab.rs`).
 
+mod ab;
 mod floor;
 mod measure;
 mod models;
@@ -38,6 +42,9 @@ fn main() -> ExitCode {
     }
     if args.first().map(String::as_str) == Some("project") {
         return write_project(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("ab") {
+        return ab::main(&args[1..]);
     }
     match driver(&args) {
         Ok(()) => ExitCode::SUCCESS,

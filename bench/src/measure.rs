@@ -26,6 +26,11 @@ pub struct Cost {
 /// stderr is kept in `log` for when it fails.
 pub fn run_self(args: &[&str], env: &[(&str, &Path)], limit: Duration, log: &Path) -> Cost {
     let exe = std::env::current_exe().expect("the benchmark's own path");
+    run(&exe, args, env, limit, log)
+}
+
+/// As [`run_self`], of the build of this benchmark at `exe`.
+pub fn run(exe: &Path, args: &[&str], env: &[(&str, &Path)], limit: Duration, log: &Path) -> Cost {
     let log_file = std::fs::File::create(log).expect("a log file");
     let mut command = Command::new(exe);
     command
