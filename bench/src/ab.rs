@@ -84,9 +84,8 @@ fn compare(args: &[String]) -> Result<(), Failure> {
     };
     let measured = |build: &str| {
         if mode != "check" {
-            let _ = std::fs::remove_dir_all(dir.join("out"));
+            crate::fresh(dir);
             let _ = std::fs::remove_dir_all(dir.join("floor"));
-            let _ = std::fs::remove_file(dir.join("seams.lock"));
         }
         match mode.as_str() {
             "noop" => run(build, "seams").and_then(|_| run(build, "seams")),

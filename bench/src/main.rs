@@ -284,10 +284,7 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
     let cache = dir.join("cache");
     let log = dir.join("log.txt");
     let project = dir.to_str().ok_or("a UTF-8 temporary directory")?;
-    let fresh = || {
-        let _ = std::fs::remove_dir_all(dir.join("out"));
-        let _ = std::fs::remove_file(dir.join("seams.lock"));
-    };
+    let fresh = || fresh(dir);
     let once = |mode: &str, cache_dir: &Path| {
         measure::settle(dir);
         run_self(
@@ -401,6 +398,13 @@ fn measure_case(dir: &Path, case: Case, options: &Options) -> Result<Row, String
 }
 
 /// Total bytes of the files under `dir`.
+/// Removes what a generate of the project in `dir` wrote (its output
+/// directory and lock), so that the next one starts from nothing.
+fn fresh(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir.join("out"));
+    let _ = std::fs::remove_file(dir.join("seams.lock"));
+}
+
 fn dir_bytes(dir: &Path) -> u64 {
     let mut total = 0;
     if let Ok(entries) = std::fs::read_dir(dir) {
