@@ -746,3 +746,76 @@ fn a_lock_of_a_newer_format_is_refused_naming_both_versions_and_nothing_is_touch
         check.stdout
     );
 }
+
+#[test]
+fn outputs_reach_a_file_system_mounted_inside_the_output_directory() {
+    // A run stores its larger files in the output directory as it goes,
+    // then renames each into place: no rename crosses into another file
+    // system, so a file for a directory mounted there is copied, and that
+    // file system is synced too. The mount lives in a namespace of the
+    // test's own (as root inside it), with the runs made there.
+    let p = TempProject::new(
+        "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"nested\" .\n",
+        "[[generator]]\nwasm = \"hostile.wasm\"\n",
+    );
+    p.add_file("hostile.wasm", HOSTILE_WASM);
+    let out = p.path().join("out");
+    std::fs::create_dir_all(out.join("sub")).unwrap();
+    let script = r#"set -e
+mount -t tmpfs seams-test "$1/out/sub"
+[ "$(stat -c %d "$1/out")" != "$(stat -c %d "$1/out/sub")" ]
+"$2" generate --project "$1" -q
+"$2" check --project "$1"
+cd "$1/out" && sha256sum top.txt sub/big.txt sub/small.txt"#;
+    let run = Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(p.path())
+        .arg(env!("CARGO_BIN_EXE_seams"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let sha = |bytes: &[u8]| seams_model::sha256_hex(bytes);
+    let expected = [
+        ("top.txt", sha("t".repeat(2 << 20).as_bytes())),
+        ("sub/big.txt", sha("b".repeat(2 << 20).as_bytes())),
+        ("sub/small.txt", sha(b"small\n")),
+    ];
+    let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
+    for (path, sha256) in &expected {
+        assert!(
+            stdout.contains(&format!("{sha256}  {path}")),
+            "{path}: {stdout}"
+        );
+        assert!(
+            lock.contains(&format!(
+                "\"path\": \"out/{path}\",\n      \"sha256\": \"{sha256}\""
+            )),
+            "{path}: {lock}"
+        );
+    }
+    // The namespace is gone, and its mount with it: what stays on the
+    // project's file system is the file at the top, and no temporary file.
+    let left: Vec<String> = p.files().into_iter().map(|(path, _)| path).collect();
+    assert!(left.contains(&"out/top.txt".to_owned()), "{left:?}");
+    assert!(
+        !left.iter().any(|path| path.starts_with("out/sub/")),
+        "{left:?}"
+    );
+    assert!(
+        !left.iter().any(|path| path.contains(".seams-tmp")),
+        "{left:?}"
+    );
+}

@@ -44,6 +44,8 @@ pub(crate) trait ProjectFs {
     /// Whether the project and output directories are on one file
     /// system, so that syncing it makes both durable.
     fn one_file_system(&self) -> bool;
+    /// The project directory's device, when known.
+    fn device(&self) -> Option<u64>;
     /// Makes the project directory's entries durable.
     fn sync_project_dir(&mut self) -> io::Result<()>;
     /// Makes everything written to the project's file system durable:
@@ -65,6 +67,7 @@ pub(crate) struct Dirs {
     out: OutputDir,
     out_path: PathBuf,
     one_file_system: bool,
+    device: Option<u64>,
 }
 
 impl Dirs {
@@ -80,13 +83,14 @@ impl Dirs {
             use std::os::unix::fs::MetadataExt;
             std::fs::metadata(path).map(|m| m.dev()).ok()
         };
-        let one_file_system =
-            device(&project.root).is_some_and(|root| device(&out_path) == Some(root));
+        let root_device = device(&project.root);
+        let one_file_system = root_device.is_some_and(|root| device(&out_path) == Some(root));
         Ok(Dirs {
             root,
             out,
             out_path,
             one_file_system,
+            device: root_device,
         })
     }
 }
@@ -112,6 +116,10 @@ impl ProjectFs for Dirs {
         self.one_file_system
     }
 
+    fn device(&self) -> Option<u64> {
+        self.device
+    }
+
     fn sync_project_dir(&mut self) -> io::Result<()> {
         self.root.sync_dir("")
     }
@@ -124,11 +132,11 @@ impl ProjectFs for Dirs {
         if let Some(blob) = contents.blob()
             && let Some((dir, name)) = blob.file()
             && dir == self.out_path
-        {
-            return self
+            && let Some(staged) = self
                 .out
-                .adopt(name, path, blob.written().map(FileStat::of))
-                .map(|staged| staged.of_blob(blob));
+                .adopt(name, path, blob.written().map(FileStat::of))?
+        {
+            return Ok(staged.of_blob(blob));
         }
         self.out.stage(path, &contents.read()?)
     }
@@ -244,8 +252,24 @@ pub(crate) fn apply(
         .map(|text| fs.stage_record(LOCK_FILE, text.as_bytes()))
         .transpose()
         .map_err(io(&lock_path))?;
+    // A file system mounted inside the output directory puts staged files
+    // on a device that the project's sync does not reach: each is then
+    // synced on its own, as for two file systems.
+    let devices: Vec<Option<u64>> = staged
+        .iter()
+        .map(|(_, file)| file.written().map(|stat| stat.device()))
+        .collect();
+    let mounted = one_file_system && devices.iter().any(|&device| device != fs.device());
     // Nothing is renamed or deleted before this sync.
-    if one_file_system {
+    if mounted {
+        // The project's file system: the journal, the lock and the staged
+        // files there; then each other device's.
+        fs.sync_file_system().map_err(io(root_path))?;
+        for point in sync_points(&devices, fs.device()) {
+            let (path, file) = &staged[point.index];
+            point.sync(file).map_err(output_io(path))?;
+        }
+    } else if one_file_system {
         if let Some((path, file)) = staged.first() {
             file.sync_file_system().map_err(output_io(path))?;
         } else if let Some(lock) = &lock {
@@ -254,10 +278,9 @@ pub(crate) fn apply(
             fs.sync_project_dir().map_err(io(root_path))?;
         }
     } else {
-        match staged.as_slice() {
-            [] => {}
-            [(path, file)] => file.sync().map_err(output_io(path))?,
-            [(path, file), ..] => file.sync_file_system().map_err(output_io(path))?,
+        for point in sync_points(&devices, None) {
+            let (path, file) = &staged[point.index];
+            point.sync(file).map_err(output_io(path))?;
         }
         if let Some(lock) = &lock {
             lock.sync().map_err(io(&lock_path))?;
@@ -286,7 +309,7 @@ pub(crate) fn apply(
     // One sync for the renames, the deletions and the lock, in whatever
     // order they reach the disk: the journal recognises each file's old
     // and new bytes.
-    if one_file_system {
+    if one_file_system && !mounted {
         fs.sync_file_system().map_err(io(root_path))?;
     } else {
         for dir in touched {
@@ -304,7 +327,79 @@ pub(crate) fn apply(
     Ok(applied)
 }
 
+/// Where a batch of staged files is synced: through one file of each
+/// device, by `syncfs` (or `fsync` when it is the device's only file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SyncPoint {
+    /// The file's index in the batch.
+    index: usize,
+    /// Whether no other file of the batch is on its device.
+    alone: bool,
+}
+
+impl SyncPoint {
+    fn sync(self, file: &Staged) -> io::Result<()> {
+        if self.alone {
+            file.sync()
+        } else {
+            file.sync_file_system()
+        }
+    }
+}
+
+/// One [`SyncPoint`] per device among `devices` (each staged file's, in
+/// batch order; files of unknown device count as one device), but
+/// `synced`, a device synced already.
+fn sync_points(devices: &[Option<u64>], synced: Option<u64>) -> Vec<SyncPoint> {
+    let mut points: Vec<(Option<u64>, SyncPoint)> = Vec::new();
+    for (index, &device) in devices.iter().enumerate() {
+        if device.is_some() && device == synced {
+            continue;
+        }
+        match points.iter_mut().find(|(seen, _)| *seen == device) {
+            Some((_, point)) => point.alone = false,
+            None => points.push((device, SyncPoint { index, alone: true })),
+        }
+    }
+    points.into_iter().map(|(_, point)| point).collect()
+}
+
 /// The directory of an output path, `""` for the output directory itself.
 fn parent_dir(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SyncPoint, sync_points};
+
+    #[test]
+    fn a_batch_is_synced_through_one_file_of_each_device_not_synced_already() {
+        let point = |index, alone| SyncPoint { index, alone };
+        // Each staged file's device, the device synced already, the points.
+        type Case<'a> = (&'a [Option<u64>], Option<u64>, Vec<SyncPoint>);
+        let cases: &[Case] = &[
+            (&[], None, vec![]),
+            (&[Some(1)], None, vec![point(0, true)]),
+            (&[Some(1), Some(1)], None, vec![point(0, false)]),
+            // A mount inside the output directory: its files too.
+            (
+                &[Some(1), Some(2), Some(1)],
+                None,
+                vec![point(0, false), point(1, true)],
+            ),
+            (&[Some(1), Some(2), Some(2)], Some(1), vec![point(1, false)]),
+            (&[Some(1), Some(1)], Some(1), vec![]),
+            // Files whose device is not known are synced all the same.
+            (&[None, Some(1), None], Some(1), vec![point(0, false)]),
+            (&[Some(2), None], None, vec![point(0, true), point(1, true)]),
+        ];
+        for (devices, synced, expected) in cases {
+            assert_eq!(
+                &sync_points(devices, *synced),
+                expected,
+                "{devices:?} {synced:?}"
+            );
+        }
+    }
 }

@@ -148,6 +148,10 @@ pub mod testing {
             self.inner.one_file_system()
         }
 
+        fn device(&self) -> Option<u64> {
+            self.inner.device()
+        }
+
         fn sync_project_dir(&mut self) -> io::Result<()> {
             self.inner.sync_project_dir()
         }

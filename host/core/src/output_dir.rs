@@ -306,7 +306,9 @@ impl OutputDir {
     /// Stages the file `temp`, a temporary file of this directory (as a
     /// run's [`seams_runtime::Sink::Files`] writes them), to become `rel`:
     /// no bytes are copied. `written` is its stat right after the run's
-    /// last write to it ([`seams_runtime::Blob::written`]).
+    /// last write to it ([`seams_runtime::Blob::written`]). `None` when
+    /// `rel`'s directory is on another file system (one mounted inside
+    /// this directory), where no rename reaches: the caller copies.
     ///
     /// # Errors
     ///
@@ -316,8 +318,10 @@ impl OutputDir {
         temp: &str,
         rel: &str,
         written: Option<FileStat>,
-    ) -> std::io::Result<Staged> {
-        if let Some((parent, _)) = rel.rsplit_once('/') {
+    ) -> std::io::Result<Option<Staged>> {
+        use std::os::unix::fs::MetadataExt;
+        let parent = rel.rsplit_once('/').map(|(parent, _)| parent);
+        if let Some(parent) = parent {
             self.dir.create_dir_all(parent)?;
         }
         // Only a regular file of this directory, never through a symlink.
@@ -327,13 +331,24 @@ impl OutputDir {
                 "{temp} is not a file seams wrote"
             )));
         }
-        Ok(Staged {
+        // `temp` is in this directory itself: only a subdirectory can be
+        // another file system.
+        if let Some(parent) = parent {
+            let device = match written {
+                Some(stat) => stat.device(),
+                None => self.dir.open(temp)?.into_std().metadata()?.dev(),
+            };
+            if self.open_dir(parent)?.into_std().metadata()?.dev() != device {
+                return Ok(None);
+            }
+        }
+        Ok(Some(Staged {
             dir: self.dir.clone(),
             temp: temp.to_owned(),
             name: rel.to_owned(),
             written,
             blob: None,
-        })
+        }))
     }
 
     /// Syncs the directory `rel` (`""` for this one), so that the renames
@@ -685,6 +700,7 @@ mod tests {
         let staged = out
             .adopt(&name, "deep/er/page.html", written)
             .unwrap()
+            .expect("one file system")
             .of_blob(&blob);
         assert_eq!(staged.written(), written);
         staged.sync_file_system().unwrap();

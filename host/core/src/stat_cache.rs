@@ -67,6 +67,11 @@ impl FileStat {
         }
     }
 
+    /// The device the file is on: which file system a sync must reach.
+    pub(crate) fn device(&self) -> u64 {
+        self.dev
+    }
+
     /// Whether a file with this stat was last written when it had
     /// `written`: the same inode, size and modification time. The change
     /// time is left out, for a rename sets it; a write sets the
