@@ -753,30 +753,28 @@ fn outputs_reach_a_file_system_mounted_inside_the_output_directory() {
     // then renames each into place: no rename crosses into another file
     // system, so a file for a directory mounted there is copied, and that
     // file system is synced too. The mount lives in a namespace of the
-    // test's own (as root inside it), with the runs made there.
+    // test's own (as root inside it), with the runs made there: a
+    // generate, then one that deletes what is no longer generated.
     let p = TempProject::new(
         "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"nested\" .\n",
         "[[generator]]\nwasm = \"hostile.wasm\"\n",
     );
     p.add_file("hostile.wasm", HOSTILE_WASM);
-    let out = p.path().join("out");
-    std::fs::create_dir_all(out.join("sub")).unwrap();
+    std::fs::create_dir_all(p.path().join("out/sub")).unwrap();
     let script = r#"set -e
 mount -t tmpfs seams-test "$1/out/sub"
 [ "$(stat -c %d "$1/out")" != "$(stat -c %d "$1/out/sub")" ]
 "$2" generate --project "$1" -q
 "$2" check --project "$1"
-cd "$1/out" && sha256sum top.txt sub/big.txt sub/small.txt"#;
+cp "$1/seams.lock" "$1/first.lock"
+(cd "$1/out" && sha256sum top.txt sub/big.txt sub/small.txt)
+sed -i 's/"nested"/"ok"/' "$1/model.ttl"
+"$2" generate --project "$1" -q
+"$2" check --project "$1"
+echo "left in sub: $(ls -A "$1/out/sub" | wc -l)""#;
     let run = Command::new("unshare")
-        .args([
-            "--user",
-            "--map-root-user",
-            "--mount",
-            "sh",
-            "-c",
-            script,
-            "sh",
-        ])
+        .args(["--user", "--map-root-user", "--mount"])
+        .args(["sh", "-c", script, "sh"])
         .arg(p.path())
         .arg(env!("CARGO_BIN_EXE_seams"))
         .output()
@@ -793,27 +791,18 @@ cd "$1/out" && sha256sum top.txt sub/big.txt sub/small.txt"#;
         ("sub/big.txt", sha("b".repeat(2 << 20).as_bytes())),
         ("sub/small.txt", sha(b"small\n")),
     ];
-    let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
+    let lock = std::fs::read_to_string(p.path().join("first.lock")).unwrap();
     for (path, sha256) in &expected {
-        assert!(
-            stdout.contains(&format!("{sha256}  {path}")),
-            "{path}: {stdout}"
-        );
-        assert!(
-            lock.contains(&format!(
-                "\"path\": \"out/{path}\",\n      \"sha256\": \"{sha256}\""
-            )),
-            "{path}: {lock}"
-        );
+        let locked = format!("\"path\": \"out/{path}\",\n      \"sha256\": \"{sha256}\"");
+        assert!(stdout.contains(&format!("{sha256}  {path}")), "{stdout}");
+        assert!(lock.contains(&locked), "{path}: {lock}");
     }
-    // The namespace is gone, and its mount with it: what stays on the
-    // project's file system is the file at the top, and no temporary file.
+    assert!(stdout.contains("left in sub: 0"), "{stdout}");
+    // Outside the namespace, on the project's file system: the second
+    // run's file, and no temporary file.
     let left: Vec<String> = p.files().into_iter().map(|(path, _)| path).collect();
-    assert!(left.contains(&"out/top.txt".to_owned()), "{left:?}");
-    assert!(
-        !left.iter().any(|path| path.starts_with("out/sub/")),
-        "{left:?}"
-    );
+    assert!(left.contains(&"out/hello.txt".to_owned()), "{left:?}");
+    assert!(!left.contains(&"out/top.txt".to_owned()), "{left:?}");
     assert!(
         !left.iter().any(|path| path.contains(".seams-tmp")),
         "{left:?}"

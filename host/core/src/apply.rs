@@ -46,6 +46,8 @@ pub(crate) trait ProjectFs {
     fn one_file_system(&self) -> bool;
     /// The project directory's device, when known.
     fn device(&self) -> Option<u64>;
+    /// The device of a directory of the output directory, when known.
+    fn output_device(&self, dir: &str) -> Option<u64>;
     /// Makes the project directory's entries durable.
     fn sync_project_dir(&mut self) -> io::Result<()>;
     /// Makes everything written to the project's file system durable:
@@ -118,6 +120,10 @@ impl ProjectFs for Dirs {
 
     fn device(&self) -> Option<u64> {
         self.device
+    }
+
+    fn output_device(&self, dir: &str) -> Option<u64> {
+        self.out.device(dir).ok()
     }
 
     fn sync_project_dir(&mut self) -> io::Result<()> {
@@ -259,7 +265,7 @@ pub(crate) fn apply(
         .iter()
         .map(|(_, file)| file.written().map(|stat| stat.device()))
         .collect();
-    let mounted = one_file_system && devices.iter().any(|&device| device != fs.device());
+    let mut mounted = one_file_system && devices.iter().any(|&device| device != fs.device());
     // Nothing is renamed or deleted before this sync.
     if mounted {
         // The project's file system: the journal, the lock and the staged
@@ -298,7 +304,15 @@ pub(crate) fn apply(
     for path in &plan.deletes {
         fs.remove_output(path).map_err(io(&out_path.join(path)))?;
         applied.deleted.push(shown(path));
-        touched.insert(parent_dir(path));
+        let dir = parent_dir(path);
+        // A deletion in a file system mounted there is synced there too.
+        mounted = mounted
+            || one_file_system
+                && !dir.is_empty()
+                && fs
+                    .output_device(dir)
+                    .is_some_and(|device| Some(device) != fs.device());
+        touched.insert(dir);
     }
     // The lock last: until it is replaced, the old lock and the journal
     // describe the files.

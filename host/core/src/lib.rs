@@ -152,6 +152,10 @@ pub mod testing {
             self.inner.device()
         }
 
+        fn output_device(&self, dir: &str) -> Option<u64> {
+            self.inner.output_device(dir)
+        }
+
         fn sync_project_dir(&mut self) -> io::Result<()> {
             self.inner.sync_project_dir()
         }

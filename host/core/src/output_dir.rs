@@ -338,7 +338,7 @@ impl OutputDir {
                 Some(stat) => stat.device(),
                 None => self.dir.open(temp)?.into_std().metadata()?.dev(),
             };
-            if self.open_dir(parent)?.into_std().metadata()?.dev() != device {
+            if self.device(parent)? != device {
                 return Ok(None);
             }
         }
@@ -369,6 +369,17 @@ impl OutputDir {
     /// An I/O error.
     pub fn sync_file_system(&self) -> std::io::Result<()> {
         rustix::fs::syncfs(self.open_dir("")?).map_err(std::io::Error::from)
+    }
+
+    /// The device of the directory `rel` (`""` for this one): which file
+    /// system a sync of its entries must reach.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a path that leads outside.
+    pub(crate) fn device(&self, rel: &str) -> std::io::Result<u64> {
+        use std::os::unix::fs::MetadataExt;
+        Ok(self.open_dir(rel)?.into_std().metadata()?.dev())
     }
 
     /// The directory `rel` (`""` for this one), opened for reading.
