@@ -442,13 +442,20 @@ fn redact_hashes(text: &str) -> String {
     out
 }
 
-#[test]
-fn a_changed_component_is_refused_unless_updated() {
+/// A project whose only generator is the hostile fixture, doing
+/// `behaviour`.
+fn hostile_only(behaviour: &str) -> TempProject {
     let p = TempProject::new(
-        "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"ok\" .\n",
+        &format!("<urn:seams:test#hostile> <urn:seams:test#behaviour> \"{behaviour}\" .\n"),
         "[[generator]]\nwasm = \"hostile.wasm\"\n",
     );
     p.add_file("hostile.wasm", HOSTILE_WASM);
+    p
+}
+
+#[test]
+fn a_changed_component_is_refused_unless_updated() {
+    let p = hostile_only("ok");
     assert_eq!(run(&p, &["generate"]).code, 0);
     // The same component with a custom section appended: other bytes.
     let mut bytes = std::fs::read(HOSTILE_WASM).unwrap();
@@ -755,11 +762,7 @@ fn outputs_reach_a_file_system_mounted_inside_the_output_directory() {
     // file system is synced too. The mount lives in a namespace of the
     // test's own (as root inside it), with the runs made there: a
     // generate, then one that deletes what is no longer generated.
-    let p = TempProject::new(
-        "<urn:seams:test#hostile> <urn:seams:test#behaviour> \"nested\" .\n",
-        "[[generator]]\nwasm = \"hostile.wasm\"\n",
-    );
-    p.add_file("hostile.wasm", HOSTILE_WASM);
+    let p = hostile_only("nested");
     std::fs::create_dir_all(p.path().join("out/sub")).unwrap();
     let script = r#"set -e
 mount -t tmpfs seams-test "$1/out/sub"
