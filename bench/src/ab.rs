@@ -60,6 +60,11 @@ fn compare(args: &[String]) -> Result<(), Failure> {
     if builds.len() < 2 || rounds == 0 || !MODES.contains(&mode.as_str()) {
         return Err(Failure::Usage(USAGE.to_owned()));
     }
+    if let Some(build) = builds.iter().find(|build| !executable(Path::new(build))) {
+        return Err(Failure::Usage(format!(
+            "BUILD {build}: not an executable file (a build of seams-bench, e.g. target/release/seams-bench copied aside)\n{USAGE}"
+        )));
+    }
     let dir = Path::new(project);
     let cache = dir.join("cache");
     let log = std::env::temp_dir().join(format!("seams-bench-ab-{}.log", std::process::id()));
@@ -117,6 +122,13 @@ fn compare(args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Whether `path` is a file someone may run.
+fn executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
 /// The order the builds run in, in `round`: as given, reversed every
 /// other round, so that none always runs right after another.
 fn turns(round: usize, builds: usize) -> Vec<usize> {
@@ -166,6 +178,35 @@ mod tests {
             match compare(&args(bad)) {
                 Err(Failure::Usage(usage)) => assert!(usage.contains("usage: seams-bench ab")),
                 other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn each_build_must_be_an_executable_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "not a program").unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let (exe, dir_path, plain, missing) = (
+            exe.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
+            plain.to_str().unwrap(),
+            "/nonexistent/seams-bench",
+        );
+        for bad in [dir_path, plain, missing] {
+            let args: Vec<String> = ["untraced", "3", "/p", exe, bad]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+            match compare(&args) {
+                Err(Failure::Usage(usage)) => {
+                    assert!(
+                        usage.starts_with(&format!("BUILD {bad}: not an executable file")),
+                        "{usage}"
+                    );
+                }
+                other => panic!("{bad}: {other:?}"),
             }
         }
     }
