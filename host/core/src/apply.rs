@@ -81,12 +81,8 @@ impl Dirs {
         let root = OutputDir::open(&project.root).map_err(io(project.root.clone()))?;
         let out = OutputDir::open(&out_path).map_err(io(out_path.clone()))?;
         // When in doubt, two file systems: each synced on its own.
-        let device = |path: &Path| {
-            use std::os::unix::fs::MetadataExt;
-            std::fs::metadata(path).map(|m| m.dev()).ok()
-        };
-        let root_device = device(&project.root);
-        let one_file_system = root_device.is_some_and(|root| device(&out_path) == Some(root));
+        let root_device = root.device("").ok();
+        let one_file_system = root_device.is_some_and(|root| out.device("").ok() == Some(root));
         Ok(Dirs {
             root,
             out,
