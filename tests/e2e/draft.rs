@@ -252,30 +252,34 @@ fn every_spelling_of_a_compile_time_read_is_refused_before_building() {
     assert!(!build.exists(), "nothing was built");
 }
 
+/// A directory holding a stand-in `cargo`, the shell script `body` gives
+/// for that directory, and a PATH that finds it first.
+fn cargo_stand_in(body: impl FnOnce(&Path) -> String) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("cargo");
+    std::fs::write(&script, format!("#!/bin/sh\n{}\n", body(dir.path()))).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    (dir, path)
+}
+
 /// The draft's build sees only what cargo and rustc need: a variable of
 /// the parent's does not reach it (a stand-in `cargo` first on PATH
 /// records the environment it is given, then runs the real one).
 #[test]
 fn a_draft_is_built_in_a_cleared_environment() {
     let p = project();
-    let wrapper = tempfile::tempdir().unwrap();
+    // Named by its path: the stand-in must not find itself on PATH.
+    let real_cargo = std::env::var("CARGO").expect("cargo test names cargo in CARGO");
+    let (wrapper, path) = cargo_stand_in(|dir| {
+        let seen = dir.join("seen-env");
+        format!("env >> '{}'\nexec '{real_cargo}' \"$@\"", seen.display())
+    });
     let seen = wrapper.path().join("seen-env");
-    let real_cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let script = wrapper.path().join("cargo");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nenv >> '{}'\nexec '{real_cargo}' \"$@\"\n",
-            seen.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        wrapper.path().display(),
-        std::env::var("PATH").unwrap()
-    );
     let out = p.path().join("drafted");
     let run = Command::new(env!("CARGO_BIN_EXE_seams"))
         .args(["draft-generator", "chat-title", "--reference"])
@@ -316,6 +320,81 @@ fn a_draft_is_built_in_a_cleared_environment() {
         );
     }
     assert!(names.contains(&"PATH"));
+}
+
+/// Whether process `pid` (written in the file `at`) has ended, or is a
+/// zombie left for init, asked for up to ten seconds: a killed process
+/// is reaped on init's own time.
+fn ended(at: &Path) -> bool {
+    let pid = std::fs::read_to_string(at).expect("the process left its pid");
+    for _ in 0..1000 {
+        match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+            Err(_) => return true,
+            Ok(stat) if stat.rsplit(") ").next().is_some_and(|s| s.starts_with('Z')) => {
+                return true;
+            }
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+    false
+}
+
+/// A draft's build and a provider command are stopped at their time
+/// limits with everything they started: a build that never ends costs
+/// `[propose] build_timeout`, then the attempt.
+#[test]
+fn a_build_or_provider_past_its_time_is_stopped_with_what_it_started() {
+    let p = project();
+    let manifest = p.path().join("seams.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, format!("{text}\n[propose]\nbuild_timeout = 1\n")).unwrap();
+    // A stand-in `cargo` that starts a process and never ends.
+    let (wrapper, path) = cargo_stand_in(|dir| {
+        format!(
+            "sleep 600 &\necho $! > '{}'\nexec sleep 600",
+            dir.join("left").display()
+        )
+    });
+    let left = wrapper.path().join("left");
+    let out = p.path().join("drafted");
+    let run = |case: &str, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_seams"))
+            .args(["draft-generator", "chat-title", "--reference"])
+            .arg(p.path().join("title.html"))
+            .args(["--provider", &provider(case), "--retries", "0", "--out"])
+            .arg(&out)
+            .arg("--project")
+            .arg(p.path())
+            .args(extra)
+            .env_remove("CARGO")
+            .env("PATH", &path)
+            .env("SEAMS_TEST_LEFT", &left)
+            .output()
+            .unwrap()
+    };
+
+    let built = run("good", &[]);
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert_eq!(built.status.code(), Some(1), "{stderr}");
+    assert_says(
+        &stderr,
+        &[
+            "draft rejected after 1 attempt:\nbuilding <package> was stopped after 1 s; raise [propose] build_timeout in seams.toml",
+        ],
+    );
+    assert!(ended(&left), "what the build started was stopped with it");
+    assert!(!out.exists());
+
+    std::fs::remove_file(&left).unwrap();
+    let asked = run("hang", &["--timeout", "1"]);
+    let stderr = String::from_utf8_lossy(&asked.stderr);
+    assert_eq!(asked.status.code(), Some(1), "{stderr}");
+    assert_says(&stderr, &["did not answer within 1 s and was stopped"]);
+    assert!(
+        ended(&left),
+        "what the provider started was stopped with it"
+    );
+    assert!(!out.exists());
 }
 
 #[test]

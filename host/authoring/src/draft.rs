@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::child::Bounds;
 use crate::golden::{BuildEnv, SuiteError, test_built_in};
 use crate::prompt::{PROMPT, REPAIR_PROMPT, TooLarge, build_prompt, fence};
 use crate::provider::Provider;
@@ -36,6 +37,29 @@ pub const DEFAULT_RETRIES: u32 = 2;
 /// Seconds a provider may take when neither `--timeout` nor `[propose]`
 /// says.
 pub const DEFAULT_TIMEOUT: u64 = 300;
+
+/// Seconds a draft's build may take when `[propose] build_timeout` does
+/// not say: a first build compiles the SDK's dependencies too.
+pub const DEFAULT_BUILD_TIMEOUT: u64 = 600;
+/// MiB of address space each process of a draft's build may map when
+/// `[propose] build_memory_mib` does not say.
+pub const DEFAULT_BUILD_MEMORY_MIB: u64 = 8192;
+
+/// What a draft's build may spend: code nobody reviewed runs at compile
+/// time (a constant of a terabyte, a type that takes rustc hours).
+fn build_bounds(propose: &seams_core::Propose) -> Bounds {
+    Bounds {
+        time: Some(Duration::from_secs(
+            propose.build_timeout.unwrap_or(DEFAULT_BUILD_TIMEOUT),
+        )),
+        memory: Some(
+            propose
+                .build_memory_mib
+                .unwrap_or(DEFAULT_BUILD_MEMORY_MIB)
+                .saturating_mul(1 << 20),
+        ),
+    }
+}
 
 /// The most bytes of a previous answer a repair prompt carries back.
 const ANSWER_IN_REPAIR: usize = 32 * 1024;
@@ -458,7 +482,7 @@ fn accept(
         None,
         project,
         runtime,
-        BuildEnv::Cleared,
+        BuildEnv::Cleared(build_bounds(&project.propose)),
         true,
         progress,
     );

@@ -17,6 +17,7 @@
 
 #![deny(missing_docs)]
 
+mod child;
 mod draft;
 mod eval;
 mod extract_rules;
@@ -29,8 +30,8 @@ mod publish;
 mod scaffold;
 
 pub use draft::{
-    DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, draft_generator,
-    draft_prompt,
+    DEFAULT_BUILD_MEMORY_MIB, DEFAULT_BUILD_TIMEOUT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError,
+    DraftReport, DraftRequest, draft_generator, draft_prompt,
 };
 pub use eval::{Case, CaseResult, EvalError, EvalReport, read_cases, run_case};
 pub use golden::{

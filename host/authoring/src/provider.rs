@@ -18,9 +18,11 @@
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use crate::child::{Bounded, Bounds, Ended};
 
 /// The most bytes read of an answer: a provider is not trusted either.
 pub const ANSWER_CAP: usize = 4 << 20;
@@ -372,11 +374,17 @@ fn run_command(
     if let Some(case) = eval_case {
         command.env("SEAMS_EVAL_CASE", case);
     }
-    let mut child = command.spawn().map_err(|e| {
+    let bounds = Bounds {
+        time: Some(timeout),
+        // The user's own tool, which may hold a model in memory.
+        memory: None,
+    };
+    let mut running = Bounded::spawn(&mut command, bounds).map_err(|e| {
         Failure::fatal(format!(
             "{shown} could not be started: {e}; check --provider or provider in [propose]"
         ))
     })?;
+    let child = running.child();
     let mut stdin = child.stdin.take().expect("piped");
     let prompt = prompt.to_owned();
     let writer = std::thread::spawn(move || {
@@ -392,20 +400,14 @@ fn run_command(
     };
     let stdout = read(Box::new(child.stdout.take().expect("piped")));
     let stderr = read(Box::new(child.stderr.take().expect("piped")));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| fail(e.to_string()))? {
-            break status;
-        }
-        if started.elapsed() >= timeout {
-            let _ = child.kill();
-            let _ = child.wait();
+    let status = match running.wait().map_err(|e| fail(e.to_string()))? {
+        Ended::Exited(status) => status,
+        Ended::TimedOut => {
             return Err(fail(format!(
                 "did not answer within {} s and was stopped; raise --timeout or [propose] timeout",
                 timeout.as_secs()
             )));
         }
-        std::thread::sleep(Duration::from_millis(10));
     };
     let _ = writer.join();
     let out = stdout.join().unwrap_or_default();

@@ -115,6 +115,10 @@ pub struct Propose {
     pub timeout: Option<u64>,
     /// Retries after a rejected draft.
     pub retries: Option<u32>,
+    /// Seconds before a draft's build is stopped.
+    pub build_timeout: Option<u64>,
+    /// MiB of address space each process of a draft's build may map.
+    pub build_memory_mib: Option<u64>,
 }
 
 /// A loaded `seams.toml`.

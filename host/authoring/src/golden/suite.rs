@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use super::{Golden, compare};
+use crate::child::{Bounded, Bounds, Ended};
 use seams_core::Progress;
 use seams_core::Project;
 use seams_model::Model;
@@ -31,6 +32,18 @@ pub enum SuiteError {
         /// What cargo printed, with the package's paths.
         output: String,
     },
+    /// The build of a package nobody reviewed passed its time limit and
+    /// was stopped.
+    #[error(
+        "building {} was stopped after {seconds} s; raise [propose] build_timeout in seams.toml if a build takes longer on this machine",
+        dir.display()
+    )]
+    BuildTimedOut {
+        /// The package.
+        dir: PathBuf,
+        /// The limit.
+        seconds: u64,
+    },
     /// The model could not be loaded.
     #[error(transparent)]
     Model(#[from] seams_model::ModelError),
@@ -44,12 +57,13 @@ include!("../../../core/build/cargo_env.rs");
 /// What environment a package is built in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BuildEnv {
-    /// The user's (without the outer cargo's settings): for the user's
-    /// own packages.
+    /// The user's (without the outer cargo's settings), with no limits:
+    /// for the user's own packages.
     Inherited,
     /// Only what cargo and rustc need to find themselves and the
-    /// registry: for code nobody has reviewed, such as a draft.
-    Cleared,
+    /// registry, within `Bounds`: for code nobody has reviewed, such as a
+    /// draft, whose macros and constants run at compile time.
+    Cleared(Bounds),
 }
 
 /// The variables a cleared build keeps.
@@ -66,7 +80,7 @@ const CLEARED_BUILD_KEEPS: [&str; 6] = [
 fn build_environment(command: &mut Command, env: BuildEnv) {
     match env {
         BuildEnv::Inherited => remove_outer_cargo_env(command),
-        BuildEnv::Cleared => {
+        BuildEnv::Cleared(_) => {
             command.env_clear();
             for key in CLEARED_BUILD_KEEPS {
                 if let Some(value) = std::env::var_os(key) {
@@ -257,11 +271,22 @@ pub fn build(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     build_environment(&mut command, env);
-    let result = run_counting_artifacts(command, progress);
+    let bounds = match env {
+        BuildEnv::Inherited => Bounds::NONE,
+        BuildEnv::Cleared(bounds) => bounds,
+    };
+    let result = run_counting_artifacts(command, bounds, progress);
     progress.finish();
-    let (status, stderr) = result.map_err(|e| build_error(format!("cannot run cargo: {e}")))?;
-    if !status.success() {
-        return Err(build_error(stderr));
+    let (ended, stderr) = result.map_err(|e| build_error(format!("cannot run cargo: {e}")))?;
+    match ended {
+        Ended::Exited(status) if status.success() => {}
+        Ended::Exited(_) => return Err(build_error(stderr)),
+        Ended::TimedOut => {
+            return Err(SuiteError::BuildTimedOut {
+                dir: dir.to_owned(),
+                seconds: bounds.time.unwrap_or_default().as_secs(),
+            });
+        }
     }
     let path = target
         .join("wasm32-wasip2")
@@ -356,17 +381,23 @@ fn take_turn(target: &Path) -> std::io::Result<std::fs::File> {
 /// each compiled crate; gives the exit status and what cargo wrote to stderr.
 fn run_counting_artifacts(
     mut command: Command,
+    bounds: Bounds,
     progress: &dyn Progress,
-) -> std::io::Result<(std::process::ExitStatus, String)> {
-    let mut child = command.spawn()?;
+) -> std::io::Result<(Ended, String)> {
+    use std::io::Read;
+    let mut running = Bounded::spawn(&mut command, bounds)?;
+    let child = running.child();
     let mut stderr = child.stderr.take().expect("stderr is piped");
-    // stderr is drained beside stdout, or a chatty build would block on it.
+    // stderr is drained beside stdout, or a chatty build would block on it;
+    // kept up to a bound, the rest read and dropped.
     let reader = std::thread::spawn(move || {
         let mut text = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+        let _ = (&mut stderr).take(BUILD_OUTPUT_CAP).read_to_end(&mut text);
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
         String::from_utf8_lossy(&text).into_owned()
     });
     let stdout = child.stdout.take().expect("stdout is piped");
+    // cargo's own messages (a build script's output goes to cargo).
     for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
         let Ok(line) = line else { break };
         let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
@@ -377,10 +408,14 @@ fn run_counting_artifacts(
             progress.advance(1, crate_name);
         }
     }
-    let status = child.wait()?;
+    let ended = running.wait()?;
     let stderr = reader.join().unwrap_or_default();
-    Ok((status, stderr))
+    Ok((ended, stderr))
 }
+
+/// The most bytes of a build's diagnostics kept: what goes back to a
+/// provider is three errors of twelve lines.
+const BUILD_OUTPUT_CAP: u64 = 1 << 20;
 
 /// How many compiler artifacts a build of the package in `dir` makes: one
 /// per crate for the wasm target, plus one per build script; `None` when

@@ -1,0 +1,282 @@
+//! Commands run on someone else's behalf: a provider command, the build of
+//! a drafted package. Each runs in a process group of its own, bounded in
+//! time and address space, and the whole group is killed at the deadline
+//! and once the command has exited, so that nothing it started outlives it
+//! (a `sleep` left behind by a provider script, a compiler a build script
+//! spawned).
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+
+/// What a command may spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    /// Wall time, from the start; `None` waits as long as it takes.
+    pub(crate) time: Option<Duration>,
+    /// Address space of each of its processes, in bytes (`RLIMIT_AS`);
+    /// `None` leaves the user's own limit.
+    pub(crate) memory: Option<u64>,
+}
+
+impl Bounds {
+    /// No bounds but the user's own.
+    pub(crate) const NONE: Bounds = Bounds {
+        time: None,
+        memory: None,
+    };
+}
+
+/// A command running within its [`Bounds`].
+pub(crate) struct Bounded {
+    child: Child,
+    group: Pid,
+    done: mpsc::Sender<()>,
+    watchdog: Option<JoinHandle<bool>>,
+}
+
+/// How a bounded command ended.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    /// It exited on its own.
+    Exited(ExitStatus),
+    /// It was killed at its deadline.
+    TimedOut,
+}
+
+impl Bounded {
+    /// Starts `command` in a new process group within `bounds`.
+    pub(crate) fn spawn(command: &mut Command, bounds: Bounds) -> io::Result<Bounded> {
+        command.process_group(0);
+        if let Some(bytes) = bounds.memory {
+            use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+            // Never above the user's own hard limit, which only root may
+            // raise.
+            let bytes = getrlimit(Resource::As)
+                .maximum
+                .map_or(bytes, |hard| hard.min(bytes));
+            // SAFETY: setrlimit is one system call, which is safe between
+            // fork and exec.
+            unsafe {
+                command.pre_exec(move || {
+                    let limit = Rlimit {
+                        current: Some(bytes),
+                        maximum: Some(bytes),
+                    };
+                    setrlimit(Resource::As, limit).map_err(io::Error::from)
+                });
+            }
+        }
+        let mut child = command.spawn()?;
+        let group = Pid::from_child(&child);
+        let (done, wait) = mpsc::channel::<()>();
+        let watchdog = std::thread::Builder::new()
+            .name("seams-deadline".to_owned())
+            .spawn(move || {
+                let late = match bounds.time {
+                    Some(time) => matches!(wait.recv_timeout(time), Err(RecvTimeoutError::Timeout)),
+                    None => {
+                        let _ = wait.recv();
+                        false
+                    }
+                };
+                if late {
+                    let _ = rustix::process::kill_process_group(group, Signal::KILL);
+                }
+                late
+            });
+        let watchdog = match watchdog {
+            Ok(watchdog) => watchdog,
+            Err(e) => {
+                let _ = rustix::process::kill_process_group(group, Signal::KILL);
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
+        Ok(Bounded {
+            child,
+            group,
+            done,
+            watchdog: Some(watchdog),
+        })
+    }
+
+    /// The child, to take its pipes.
+    pub(crate) fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Waits for the command to end, then kills what is left of its group.
+    pub(crate) fn wait(mut self) -> io::Result<Ended> {
+        // Waited for but not reaped: until it is, its process id (the
+        // group's) names no other process, so the group killed below is
+        // this command's whatever happened since.
+        loop {
+            match rustix::process::waitid(
+                WaitId::Pid(self.group),
+                WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+            ) {
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+                Ok(_) => break,
+            }
+        }
+        let late = self.stop_watchdog();
+        let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+        let status = self.child.wait()?;
+        Ok(if late {
+            Ended::TimedOut
+        } else {
+            Ended::Exited(status)
+        })
+    }
+
+    /// Stops the watchdog; whether it had killed the group.
+    fn stop_watchdog(&mut self) -> bool {
+        let _ = self.done.send(());
+        self.watchdog
+            .take()
+            .is_some_and(|watchdog| watchdog.join().unwrap_or(true))
+    }
+}
+
+impl Drop for Bounded {
+    /// A command given up on (its output unreadable, say) is killed, group
+    /// and all, and reaped.
+    fn drop(&mut self) {
+        if self.watchdog.is_some() {
+            let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+            self.stop_watchdog();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        command
+    }
+
+    const SECONDS: Bounds = Bounds {
+        time: Some(Duration::from_secs(60)),
+        memory: None,
+    };
+
+    /// Whether process `pid` is gone (or a zombie waiting for init),
+    /// asked until it is, for up to ten seconds: a killed process is
+    /// reaped by init on its own time.
+    fn ends(pid: &str) -> bool {
+        for _ in 0..1000 {
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return true,
+                Ok(stat) if stat.rsplit(") ").next().is_some_and(|s| s.starts_with('Z')) => {
+                    return true;
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        false
+    }
+
+    /// A script that starts a `sleep`, notes its pid in `dir`, and never
+    /// ends.
+    fn hanging(dir: &std::path::Path) -> String {
+        format!(
+            "sleep 600 & echo $! > {}/pid; exec sleep 600",
+            dir.display()
+        )
+    }
+
+    fn left_behind(dir: &std::path::Path) -> String {
+        std::fs::read_to_string(dir.join("pid"))
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+
+    #[test]
+    fn a_command_that_exits_gives_its_status_and_takes_what_it_started_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = format!("sleep 600 & echo $! > {}/pid; exit 3", dir.path().display());
+        let ended = Bounded::spawn(&mut sh(&script), SECONDS)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(
+            matches!(ended, Ended::Exited(s) if s.code() == Some(3)),
+            "{ended:?}"
+        );
+        assert!(
+            ends(&left_behind(dir.path())),
+            "the sleep it left was killed"
+        );
+    }
+
+    #[test]
+    fn a_command_past_its_deadline_is_killed_with_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = hanging(dir.path());
+        let bounds = Bounds {
+            time: Some(Duration::from_millis(300)),
+            memory: None,
+        };
+        let ended = Bounded::spawn(&mut sh(&script), bounds)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
+        assert!(ends(&left_behind(dir.path())));
+    }
+
+    #[test]
+    fn a_command_given_up_on_is_killed_with_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = hanging(dir.path());
+        let running = Bounded::spawn(&mut sh(&script), SECONDS).unwrap();
+        while !dir.path().join("pid").exists()
+            || std::fs::read_to_string(dir.path().join("pid"))
+                .unwrap()
+                .trim()
+                .is_empty()
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let leader = running.child.id().to_string();
+        drop(running);
+        assert!(ends(&left_behind(dir.path())));
+        assert!(ends(&leader));
+    }
+
+    #[test]
+    fn a_command_cannot_map_more_than_its_memory() {
+        let bounds = |memory| Bounds { time: None, memory };
+        // 1 GiB of anonymous memory, asked for at once.
+        let script = "exec python3 -c 'import mmap; mmap.mmap(-1, 1 << 30)' 2>/dev/null";
+        let ended = Bounded::spawn(&mut sh(script), bounds(None))
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(
+            matches!(ended, Ended::Exited(s) if s.success()),
+            "{ended:?}"
+        );
+        let ended = Bounded::spawn(&mut sh(script), bounds(Some(512 << 20)))
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(
+            matches!(ended, Ended::Exited(s) if !s.success()),
+            "{ended:?}"
+        );
+    }
+}
