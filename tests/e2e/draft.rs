@@ -397,6 +397,52 @@ fn a_build_or_provider_past_its_time_is_stopped_with_what_it_started() {
     assert!(!out.exists());
 }
 
+/// Ctrl-C, `kill` or a closed terminal stop seams; they reach only its
+/// own process group, so seams stops the build's group it started.
+#[test]
+fn a_draft_stopped_by_a_signal_stops_its_build() {
+    use std::os::unix::process::ExitStatusExt;
+    for signal in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
+        let p = project();
+        let (wrapper, path) = cargo_stand_in(|dir| {
+            format!(
+                "sleep 600 &\necho $! > '{}'\nexec sleep 600",
+                dir.join("left").display()
+            )
+        });
+        let left = wrapper.path().join("left");
+        let mut seams = Command::new(env!("CARGO_BIN_EXE_seams"))
+            .args(["draft-generator", "chat-title", "--reference"])
+            .arg(p.path().join("title.html"))
+            .args(["--provider", &provider("good"), "--retries", "0", "--out"])
+            .arg(p.path().join("drafted"))
+            .arg("--project")
+            .arg(p.path())
+            .env_remove("CARGO")
+            .env("PATH", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // The build has started once its stand-in noted what it started.
+        while std::fs::read_to_string(&left).map_or(true, |pid| pid.trim().is_empty()) {
+            assert!(seams.try_wait().unwrap().is_none(), "seams ended first");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        rustix::process::kill_process(rustix::process::Pid::from_child(&seams), signal).unwrap();
+        let status = seams.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(signal.as_raw()),
+            "{signal:?}: {status:?}"
+        );
+        assert!(
+            ended(&left),
+            "{signal:?}: the build's process was stopped with seams"
+        );
+    }
+}
+
 #[test]
 fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
     let p = project();

@@ -3,11 +3,14 @@
 //! time and address space, and the whole group is killed at the deadline
 //! and once the command has exited, so that nothing it started outlives it
 //! (a `sleep` left behind by a provider script, a compiler a build script
-//! spawned).
+//! spawned). A group of its own is out of reach of the signals that stop
+//! seams (Ctrl-C reaches the terminal's foreground group only): seams
+//! kills the groups running when one of those stops it.
 
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -32,10 +35,40 @@ impl Bounds {
     };
 }
 
+/// The process groups running, for the signal action below: a slot holds
+/// a group's id from its spawn until just before its leader is reaped
+/// (until then the id names no other group). More at once go unnoted.
+static RUNNING: [AtomicI32; 16] = [const { AtomicI32::new(0) }; 16];
+
+/// Makes the signals that stop seams (Ctrl-C, `kill`, the terminal
+/// closing) kill the groups running first, then stop seams as they would
+/// have.
+fn stop_groups_with_seams() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
+            // SAFETY: the action makes only async-signal-safe calls: atomic
+            // loads, kill, and the default action's emulation.
+            let _ = unsafe {
+                signal_hook::low_level::register(signal, move || {
+                    for slot in &RUNNING {
+                        if let Some(group) = Pid::from_raw(slot.load(Ordering::SeqCst)) {
+                            let _ = rustix::process::kill_process_group(group, Signal::KILL);
+                        }
+                    }
+                    let _ = signal_hook::low_level::emulate_default_handler(signal);
+                })
+            };
+        }
+    });
+}
+
 /// A command running within its [`Bounds`].
 pub(crate) struct Bounded {
     child: Child,
     group: Pid,
+    noted: Option<&'static AtomicI32>,
     done: mpsc::Sender<()>,
     watchdog: Option<JoinHandle<bool>>,
 }
@@ -72,8 +105,18 @@ impl Bounded {
                 });
             }
         }
+        stop_groups_with_seams();
         let mut child = command.spawn()?;
         let group = Pid::from_child(&child);
+        let noted = RUNNING.iter().find(|slot| {
+            slot.compare_exchange(
+                0,
+                group.as_raw_nonzero().get(),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_ok()
+        });
         let (done, wait) = mpsc::channel::<()>();
         let watchdog = std::thread::Builder::new()
             .name("seams-deadline".to_owned())
@@ -94,6 +137,9 @@ impl Bounded {
             Ok(watchdog) => watchdog,
             Err(e) => {
                 let _ = rustix::process::kill_process_group(group, Signal::KILL);
+                if let Some(slot) = noted {
+                    slot.store(0, Ordering::SeqCst);
+                }
                 let _ = child.wait();
                 return Err(e);
             }
@@ -101,6 +147,7 @@ impl Bounded {
         Ok(Bounded {
             child,
             group,
+            noted,
             done,
             watchdog: Some(watchdog),
         })
@@ -127,13 +174,21 @@ impl Bounded {
             }
         }
         let late = self.stop_watchdog();
-        let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+        self.kill_group();
         let status = self.child.wait()?;
         Ok(if late {
             Ended::TimedOut
         } else {
             Ended::Exited(status)
         })
+    }
+
+    /// Kills the group, the leader not yet reaped, and forgets it.
+    fn kill_group(&mut self) {
+        let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+        if let Some(slot) = self.noted.take() {
+            slot.store(0, Ordering::SeqCst);
+        }
     }
 
     /// Stops the watchdog; whether it had killed the group.
@@ -150,7 +205,7 @@ impl Drop for Bounded {
     /// and all, and reaped.
     fn drop(&mut self) {
         if self.watchdog.is_some() {
-            let _ = rustix::process::kill_process_group(self.group, Signal::KILL);
+            self.kill_group();
             self.stop_watchdog();
             let _ = self.child.wait();
         }
