@@ -377,8 +377,9 @@ fn take_turn(target: &Path) -> std::io::Result<std::fs::File> {
     Ok(lock)
 }
 
-/// Runs a cargo build whose stdout is JSON messages, telling `progress` of
-/// each compiled crate; gives the exit status and what cargo wrote to stderr.
+/// Runs a cargo build whose stdout is JSON messages within `bounds`,
+/// telling `progress` of each compiled crate; gives how it ended and what
+/// cargo wrote to stderr (up to [`BUILD_OUTPUT_CAP`]).
 fn run_counting_artifacts(
     mut command: Command,
     bounds: Bounds,
