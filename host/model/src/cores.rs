@@ -17,6 +17,15 @@ pub fn cores() -> usize {
 /// it (0.1 to 0.2 ms here) costs more than the work it would take over.
 pub const WORTH_A_THREAD_BYTES: u64 = 256 << 10;
 
+/// Lets a thread just started run before this one goes on. Some schedulers
+/// queue a new thread on its parent's CPU while the other idles, until the
+/// parent blocks (this machine's kernel packs vCPUs: a thread started
+/// while its parent worked on waited over 1 ms in 10 to 14 of 60 runs,
+/// in none after one yield); a yield costs a system call.
+pub fn let_it_start() {
+    std::thread::yield_now();
+}
+
 /// Runs `aside` on a thread named `name` while `here` runs on this one,
 /// and gives both results. When the system will not start a thread, the
 /// two run one after the other on this one: a busy machine makes a run
@@ -49,6 +58,7 @@ fn beside_on<A: Send, H>(
     };
     std::thread::scope(|scope| {
         let thread = builder.spawn_scoped(scope, || take()());
+        let_it_start();
         let here = here();
         let aside = match thread {
             Ok(thread) => thread
