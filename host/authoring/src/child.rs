@@ -71,6 +71,8 @@ pub(crate) struct Bounded {
     noted: Option<&'static AtomicI32>,
     done: mpsc::Sender<()>,
     watchdog: Option<JoinHandle<bool>>,
+    /// Whether the leader was reaped; until then, dropping kills the group.
+    reaped: bool,
 }
 
 /// How a bounded command ended.
@@ -106,7 +108,7 @@ impl Bounded {
             }
         }
         stop_groups_with_seams();
-        let mut child = command.spawn()?;
+        let child = command.spawn()?;
         let group = Pid::from_child(&child);
         let noted = RUNNING.iter().find(|slot| {
             slot.compare_exchange(
@@ -133,24 +135,23 @@ impl Bounded {
                 }
                 late
             });
-        let watchdog = match watchdog {
-            Ok(watchdog) => watchdog,
-            Err(e) => {
-                let _ = rustix::process::kill_process_group(group, Signal::KILL);
-                if let Some(slot) = noted {
-                    slot.store(0, Ordering::SeqCst);
-                }
-                let _ = child.wait();
-                return Err(e);
-            }
+        let (watchdog, error) = match watchdog {
+            Ok(watchdog) => (Some(watchdog), None),
+            Err(e) => (None, Some(e)),
         };
-        Ok(Bounded {
+        let running = Bounded {
             child,
             group,
             noted,
             done,
-            watchdog: Some(watchdog),
-        })
+            watchdog,
+            reaped: false,
+        };
+        // Without its watchdog, it is not run: dropping kills and reaps it.
+        match error {
+            None => Ok(running),
+            Some(e) => Err(e),
+        }
     }
 
     /// The child, to take its pipes.
@@ -176,6 +177,7 @@ impl Bounded {
         let late = self.stop_watchdog();
         self.kill_group();
         let status = self.child.wait()?;
+        self.reaped = true;
         Ok(if late {
             Ended::TimedOut
         } else {
@@ -204,7 +206,7 @@ impl Drop for Bounded {
     /// A command given up on (its output unreadable, say) is killed, group
     /// and all, and reaped.
     fn drop(&mut self) {
-        if self.watchdog.is_some() {
+        if !self.reaped {
             self.kill_group();
             self.stop_watchdog();
             let _ = self.child.wait();

@@ -22,7 +22,7 @@ pub const WORTH_A_THREAD_BYTES: u64 = 256 << 10;
 /// parent blocks (this machine's kernel packs vCPUs: a thread started
 /// while its parent worked on waited over 1 ms in 10 to 14 of 60 runs,
 /// in none after one yield); a yield costs a system call.
-pub fn let_it_start() {
+fn let_it_start() {
     std::thread::yield_now();
 }
 

@@ -35,7 +35,7 @@ pub mod vocabulary;
 mod watchdog;
 pub mod written;
 
-pub use cores::{WORTH_A_THREAD_BYTES, beside, cores, let_it_start};
+pub use cores::{WORTH_A_THREAD_BYTES, beside, cores};
 pub use edit::Edit;
 pub use model::{Model, ModelError, QueryError, hex, sha256_hex, sha256_hex_of};
 pub use shapes::SUPPORTED as SUPPORTED_SHACL;
