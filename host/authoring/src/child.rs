@@ -280,6 +280,33 @@ mod tests {
     }
 
     #[test]
+    fn any_limit_from_seams_toml_is_taken_without_overflow() {
+        // `[propose] build_timeout` and `build_memory_mib` as large as TOML
+        // allows: a deadline past the clock's end is no deadline.
+        let bounds = Bounds {
+            time: Some(Duration::from_secs(u64::MAX)),
+            memory: Some(u64::MAX),
+        };
+        let ended = Bounded::spawn(&mut sh("exit 0"), bounds)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(
+            matches!(ended, Ended::Exited(s) if s.success()),
+            "{ended:?}"
+        );
+        let zero = Bounds {
+            time: Some(Duration::ZERO),
+            memory: None,
+        };
+        let ended = Bounded::spawn(&mut sh("exec sleep 600"), zero)
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
+    }
+
+    #[test]
     fn a_command_past_its_deadline_is_killed_with_its_group() {
         let dir = tempfile::tempdir().unwrap();
         let script = hanging(dir.path());
