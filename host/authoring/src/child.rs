@@ -224,6 +224,14 @@ mod tests {
         command
     }
 
+    /// How `script` ends within `bounds`.
+    fn run(script: &str, bounds: Bounds) -> Ended {
+        Bounded::spawn(&mut sh(script), bounds)
+            .unwrap()
+            .wait()
+            .unwrap()
+    }
+
     const SECONDS: Bounds = Bounds {
         time: Some(Duration::from_secs(60)),
         memory: None,
@@ -265,10 +273,7 @@ mod tests {
     fn a_command_that_exits_gives_its_status_and_takes_what_it_started_along() {
         let dir = tempfile::tempdir().unwrap();
         let script = format!("sleep 600 & echo $! > {}/pid; exit 3", dir.path().display());
-        let ended = Bounded::spawn(&mut sh(&script), SECONDS)
-            .unwrap()
-            .wait()
-            .unwrap();
+        let ended = run(&script, SECONDS);
         assert!(
             matches!(ended, Ended::Exited(s) if s.code() == Some(3)),
             "{ended:?}"
@@ -287,10 +292,7 @@ mod tests {
             time: Some(Duration::from_secs(u64::MAX)),
             memory: Some(u64::MAX),
         };
-        let ended = Bounded::spawn(&mut sh("exit 0"), bounds)
-            .unwrap()
-            .wait()
-            .unwrap();
+        let ended = run("exit 0", bounds);
         assert!(
             matches!(ended, Ended::Exited(s) if s.success()),
             "{ended:?}"
@@ -299,10 +301,7 @@ mod tests {
             time: Some(Duration::ZERO),
             memory: None,
         };
-        let ended = Bounded::spawn(&mut sh("exec sleep 600"), zero)
-            .unwrap()
-            .wait()
-            .unwrap();
+        let ended = run("exec sleep 600", zero);
         assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
     }
 
@@ -314,10 +313,7 @@ mod tests {
             time: Some(Duration::from_millis(300)),
             memory: None,
         };
-        let ended = Bounded::spawn(&mut sh(&script), bounds)
-            .unwrap()
-            .wait()
-            .unwrap();
+        let ended = run(&script, bounds);
         assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
         assert!(ends(&left_behind(dir.path())));
     }
@@ -346,18 +342,12 @@ mod tests {
         let bounds = |memory| Bounds { time: None, memory };
         // 1 GiB of anonymous memory, asked for at once.
         let script = "exec python3 -c 'import mmap; mmap.mmap(-1, 1 << 30)' 2>/dev/null";
-        let ended = Bounded::spawn(&mut sh(script), bounds(None))
-            .unwrap()
-            .wait()
-            .unwrap();
+        let ended = run(script, bounds(None));
         assert!(
             matches!(ended, Ended::Exited(s) if s.success()),
             "{ended:?}"
         );
-        let ended = Bounded::spawn(&mut sh(script), bounds(Some(512 << 20)))
-            .unwrap()
-            .wait()
-            .unwrap();
+        let ended = run(script, bounds(Some(512 << 20)));
         assert!(
             matches!(ended, Ended::Exited(s) if !s.success()),
             "{ended:?}"
