@@ -21,6 +21,8 @@ fn main() {
         "sdk/Cargo.toml",
         "wit",
         "generators",
+        // The UI vocabulary and its shapes, which the built-ins embed.
+        "vocabulary",
         "Cargo.lock",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());

@@ -193,9 +193,8 @@ pub(crate) fn app_dir(example: &str) -> (tempfile::TempDir, BTreeMap<String, Str
     let out = repo_root().join("examples").join(example).join("out");
     let dir = tempfile::tempdir().unwrap();
     let mut pages = BTreeMap::new();
-    for entry in std::fs::read_dir(&out).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    for name in seams_tests::locked_outputs(example) {
+        let path = out.join(&name);
         if name.ends_with(".trace.json") {
             continue;
         }

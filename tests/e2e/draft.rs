@@ -757,7 +757,7 @@ fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live(
         (
             "nav.html",
             "nav-path-from-label",
-            "revalue: nav.html: line 2 should read \"  <a href=\\\"Value01.html\\\">Conversations</a>\" with the values of the elements it is traced to changed, but reads \"  <a href=\\\"conversations.html\\\">Conversations</a>\"",
+            "revalue: nav.html: line 2 should read \"  <a href=\\\"value01.html\\\">Conversations</a>\" with the new values where the old ones were shown, but reads \"  <a href=\\\"conversations.html\\\">Conversations</a>\"",
         ),
         // An order that follows the IRIs, right here by luck.
         (
@@ -775,7 +775,7 @@ fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live(
         (
             "fields.txt",
             "fields-merged",
-            "revalue: fields.txt: line 1 should read \"Value06: Value05\" with the values of the elements it is traced to changed, but reads \"conversation: Value05\"",
+            "revalue: fields.txt: line 1 should read \"value06: value05\" with the new values where the old ones were shown, but reads \"conversation: value05\"",
         ),
         // A title written in the code, as a string...
         (
@@ -787,7 +787,7 @@ fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live(
         (
             "title.html",
             "title-hardcoded-disguised",
-            "relabel: title.html: line 2 should read \"  <h1>Relabel01</h1>\" with the labels changed, but reads \"  <h1>Chat</h1>\"",
+            "relabel: title.html: line 2 should read \"  <h1>Relabel01</h1>\" with the new values where the old ones were shown, but reads \"  <h1>Chat</h1>\"",
         ),
     ] {
         let out = p.path().join(case);
@@ -888,7 +888,7 @@ fn a_prompt_printed_for_a_chat_takes_its_answer_back_through_the_same_acceptance
         &[
             "drafted by `seams draft-generator`",
             "answered by an answer pasted from a chat (--answer)",
-            "prompt `prompts/draft-generator-v2.txt`",
+            "prompt `prompts/draft-generator-v3.txt`",
             "`chat-title.wasm`, beside this README",
         ],
     );
@@ -1124,7 +1124,9 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
         "0",
     ]);
     assert_eq!(run.code, 0, "{run:?}");
-    for case in ["chat-fields", "chat-nav", "chat-title", "expense-nav"] {
+    let shipped = seams_authoring::read_cases(&cases).unwrap();
+    assert!(shipped.len() >= 13, "{shipped:?}");
+    for case in shipped.iter().map(|c| c.name.as_str()) {
         let row = seams_authoring::EvalReport::row_of(&run.stdout, case);
         let row = row.unwrap_or_else(|| panic!("{case}: {}", run.stdout));
         assert_eq!(
@@ -1135,15 +1137,16 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
         );
         assert_eq!(row[5], "yes", "{case}: as expected");
     }
+    let n = shipped.len();
     assert!(
-        run.stdout.ends_with(
-            "accepted within the retry cap: 4/4\nmedian attempts (accepted): 1\naccepted among drafts that passed the four tests (every probe passed): 4/4\n"
-        ),
+        run.stdout.ends_with(&format!(
+            "accepted within the retry cap: {n}/{n}\nmedian attempts (accepted): 1\naccepted among drafts that passed the four tests (every probe passed): {n}/{n}\n"
+        )),
         "{}",
         run.stdout
     );
     // Nothing is written into the examples: no cache, no package.
-    for example in ["chat", "expense"] {
+    for example in seams_tests::EXAMPLES {
         assert!(
             !repo_root()
                 .join("examples")
@@ -1157,7 +1160,7 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     // its case names; and an expectation that does not hold fails the run.
     let replays = tempfile::tempdir().unwrap();
     let chat = repo_root().join("examples/chat");
-    let case = |name: &str, reference: &str, text: &str, expect: &str| {
+    let case_in = |project: &Path, name: &str, reference: &str, text: &str, expect: &str| {
         let dir = replays.path().join(name);
         std::fs::create_dir(&dir).unwrap();
         std::fs::write(dir.join(reference), text).unwrap();
@@ -1165,11 +1168,16 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
             dir.join("case.toml"),
             format!(
                 "project = {:?}\nreference = {reference:?}\nname = \"chat-nav\"\n{expect}\n",
-                chat.display().to_string()
+                project.display().to_string()
             ),
         )
         .unwrap();
     };
+    let case = |name: &str, reference: &str, text: &str, expect: &str| {
+        case_in(&chat, name, reference, text, expect)
+    };
+    let shipped_reference =
+        |case: &str, file: &str| std::fs::read_to_string(cases.join(case).join(file)).unwrap();
     case("chat-nav", "nav.html", NAV, "expect = \"accepted\"");
     case(
         "chat-nav-path-from-label",
@@ -1195,6 +1203,22 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
         FIELDS,
         "rejected_by = \"revalue\"",
     );
+    // Wrong generators beside the correct-but-different ones the shipped
+    // cases accept: a table named from the linked entity's label (which
+    // lower-cases to its name here), and only the first status attribute.
+    case(
+        "chat-schema--schema-target-from-label",
+        "schema.sql",
+        &shipped_reference("chat-schema", "schema.sql"),
+        "rejected_by = \"revalue\"",
+    );
+    case_in(
+        &repo_root().join("examples/expense"),
+        "expense-statuses--statuses-first-only",
+        "statuses.py",
+        &shipped_reference("expense-statuses", "statuses.py"),
+        "rejected_by = \"add ui:Attribute\"",
+    );
     let run = seams(&[
         "draft-eval",
         replays.path().to_str().unwrap(),
@@ -1209,9 +1233,9 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let totals = &report["totals"];
     assert_eq!(totals["accepted"], 1, "{report:#}");
-    assert_eq!(totals["cases"], 5);
+    assert_eq!(totals["cases"], 7);
     assert_eq!(
-        totals["passed_tests"], 5,
+        totals["passed_tests"], 7,
         "every replay passes the four tests"
     );
     assert_eq!(totals["passed_every_probe"], 1);

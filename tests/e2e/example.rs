@@ -20,10 +20,9 @@ fn committed(example: &str) -> Vec<(String, Vec<u8>)> {
     for rel in ["seams.toml", "model.ttl", "seams.lock"] {
         files.push((rel.to_owned(), std::fs::read(dir.join(rel)).unwrap()));
     }
-    for entry in std::fs::read_dir(dir.join("out")).unwrap() {
-        let path = entry.unwrap().path();
-        let rel = format!("out/{}", path.file_name().unwrap().to_string_lossy());
-        files.push((rel, std::fs::read(&path).unwrap()));
+    for name in seams_tests::locked_outputs(example) {
+        let bytes = std::fs::read(dir.join("out").join(&name)).unwrap();
+        files.push((format!("out/{name}"), bytes));
     }
     files.sort();
     files
@@ -196,9 +195,8 @@ fn every_non_blank_line_of_the_examples_has_a_template_origin() {
 fn every_non_blank_line_has_a_template_origin(example: &str) {
     let out = repo_root().join("examples").join(example).join("out");
     let mut traced = 0;
-    for entry in std::fs::read_dir(&out).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    for name in seams_tests::locked_outputs(example) {
+        let path = out.join(&name);
         if name.ends_with(".trace.json") {
             continue;
         }
@@ -254,6 +252,24 @@ fn an_output_directory_on_another_file_system_is_written_and_checked_alike() {
             "/dev/shm is the project's file system"
         );
         let project = p.path().to_str().unwrap();
+        // Refused without the user's word: a cloned project's `out` may
+        // point anywhere; nothing is written there.
+        let refused = seams(&["generate", "--project", project]);
+        assert_eq!(refused.code, 1, "{example}: {refused:?}");
+        assert!(
+            refused
+                .stderr
+                .contains("the output directory out leads outside the project")
+                && refused.stderr.contains("--allow-outside"),
+            "{refused:?}"
+        );
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        assert!(!p.path().join("seams.lock").exists());
+        let seams = |args: &[&str]| {
+            let mut args = args.to_vec();
+            args.push("--allow-outside");
+            seams(&args)
+        };
 
         let first = seams(&["generate", "--project", project]);
         assert_eq!(first.code, 0, "{example}: {first:?}");

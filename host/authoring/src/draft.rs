@@ -921,7 +921,7 @@ fn drafted_readme(scaffolded: &str, component: &str, drafted: &Drafted<'_>) -> S
     let title = lines.next().unwrap_or_default();
     let rest: Vec<&str> = lines.skip_while(|l| !l.starts_with("- ")).collect();
     format!(
-        "{title}\n\nA seams generator drafted by `seams draft-generator` from a reference\noutput: answered by {}, prompt `prompts/draft-generator-v2.txt`\n(sha256 of the first prompt {}), accepted once it compiled and passed\nits four tests and the model probes. Review it before you trust it:\nthe template's lines, and what the probes changed.\n\nThe component that was tested is `{component}`, beside this README: name\nit in a project's `seams.toml` as `wasm = \"<path to>/{component}\"`.\n\n{}\n",
+        "{title}\n\nA seams generator drafted by `seams draft-generator` from a reference\noutput: answered by {}, prompt `prompts/draft-generator-v3.txt`\n(sha256 of the first prompt {}), accepted once it compiled and passed\nits four tests and the model probes. Review it before you trust it:\nthe template's lines, and what the probes changed.\n\nThe component that was tested is `{component}`, beside this README: name\nit in a project's `seams.toml` as `wasm = \"<path to>/{component}\"`.\n\n{}\n",
         drafted.by,
         drafted.prompt_sha256,
         rest.join("\n")

@@ -176,7 +176,10 @@ fn collect_strings(tokens: TokenStream, out: &mut Vec<(usize, String)>) {
                 }
                 after_hash = false;
             }
-            TokenTree::Punct(p) => after_hash = p.as_char() == '#',
+            // `#[doc = ...]`, and `#![doc = ...]` (an inner `//!`).
+            TokenTree::Punct(p) => {
+                after_hash = p.as_char() == '#' || (after_hash && p.as_char() == '!');
+            }
             TokenTree::Ident(_) => after_hash = false,
         }
     }
@@ -335,7 +338,7 @@ mod tests {
             ("urn:app".to_owned(), "Chat".to_owned()),
             ("urn:page".to_owned(), "thread".to_owned()),
         ];
-        let source = r#"
+        let source = r#"//! Reads the Chat title.
 /// The Chat title, read from the model.
 fn f() {
     let a = "Chat";

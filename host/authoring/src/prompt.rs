@@ -1,4 +1,4 @@
-//! The drafting prompt (`prompts/draft-generator-v2.txt`): the reference,
+//! The drafting prompt (`prompts/draft-generator-v3.txt`): the reference,
 //! the part of the model it prints as Turtle, the comments the model gives
 //! for its terms, and the package module, each fenced as DATA. The same
 //! inputs give the same bytes.
@@ -16,9 +16,9 @@ use seams_model::Model;
 use crate::scaffold::{Reference, Sdk, scaffold};
 
 /// The prompt, versioned by its file name.
-pub const PROMPT: &str = include_str!("../../../prompts/draft-generator-v2.txt");
+pub const PROMPT: &str = include_str!("../../../prompts/draft-generator-v3.txt");
 /// The prompt for another attempt after a rejection.
-pub const REPAIR_PROMPT: &str = include_str!("../../../prompts/draft-generator-repair-v2.txt");
+pub const REPAIR_PROMPT: &str = include_str!("../../../prompts/draft-generator-repair-v3.txt");
 
 /// The most bytes a first prompt may have: what a provider's context
 /// takes comfortably, and what `--print-prompt` pastes into a chat.

@@ -49,6 +49,20 @@ pub enum Edit {
         /// Its label.
         label: String,
     },
+    /// New elements copied from old ones (the first pair's element and
+    /// what it owns, say): every triple of each old element as subject,
+    /// with each old IRI of `iris` written as its new one; a literal of
+    /// `values`' (old element, property) takes that value. Every triple
+    /// pointing at the first element through a property its subject's
+    /// kind holds several of points at its copy as well, so that the copy
+    /// joins the same lists.
+    Clone {
+        /// (old IRI, new IRI), the element that joins its containers
+        /// first.
+        iris: Vec<(String, String)>,
+        /// (old element, property, new value) for the copies' literals.
+        values: Vec<(String, String, String)>,
+    },
     /// `iri` and every triple it occurs in.
     Remove {
         /// The element.
@@ -75,6 +89,14 @@ fn named(iri: &str) -> Result<NamedNode, ModelError> {
     NamedNode::new(iri).map_err(|e| ModelError::Store(format!("<{iri}> is not an IRI: {e}")))
 }
 
+/// `value` with `old`'s datatype or language.
+fn revalued(old: &Literal, value: &str) -> Literal {
+    match old.language() {
+        Some(lang) => Literal::new_language_tagged_literal_unchecked(value, lang),
+        None => Literal::new_typed_literal(value, old.datatype()),
+    }
+}
+
 /// `quads` with every literal of `property` on `iri` set to `value`.
 fn set_literal(
     quads: Vec<Quad>,
@@ -90,10 +112,7 @@ fn set_literal(
                 && q.predicate == property
                 && let Term::Literal(old) = &q.object
             {
-                q.object = Term::Literal(match old.language() {
-                    Some(lang) => Literal::new_language_tagged_literal_unchecked(value, lang),
-                    None => Literal::new_typed_literal(value, old.datatype()),
-                });
+                q.object = Term::Literal(revalued(old, value));
             }
             q
         })
@@ -128,48 +147,12 @@ fn apply(model: &Model, quads: Vec<Quad>, edit: &Edit) -> Result<Vec<Quad>, Mode
                 .collect()
         }
         Edit::Copy { from, to, label } => {
-            let (source, copy) = (named(from)?, named(to)?);
-            let containers: BTreeMap<String, BTreeSet<String>> = model
-                .containers(from)
-                .into_iter()
-                .fold(BTreeMap::new(), |mut map, (s, p)| {
-                    map.entry(s).or_default().insert(p);
-                    map
-                });
-            let children: BTreeSet<String> = model.held(from).into_iter().collect();
-            let mut added = Vec::new();
-            for q in &quads {
-                let child =
-                    matches!(&q.object, Term::NamedNode(o) if children.contains(o.as_str()));
-                if q.subject == Subject::NamedNode(source.clone()) && !child {
-                    let object = if q.predicate.as_ref() == rdfs::LABEL {
-                        Term::Literal(Literal::new_simple_literal(label.as_str()))
-                    } else {
-                        q.object.clone()
-                    };
-                    added.push(Quad {
-                        subject: Subject::NamedNode(copy.clone()),
-                        predicate: q.predicate.clone(),
-                        object,
-                        graph_name: q.graph_name.clone(),
-                    });
-                }
-                if q.object == Term::NamedNode(source.clone())
-                    && let Subject::NamedNode(s) = &q.subject
-                    && containers
-                        .get(s.as_str())
-                        .is_some_and(|ps| ps.contains(q.predicate.as_str()))
-                {
-                    added.push(Quad {
-                        object: Term::NamedNode(copy.clone()),
-                        ..q.clone()
-                    });
-                }
-            }
-            let mut quads = quads;
-            quads.extend(added);
-            quads
+            // Its children stay behind: the links to them are not copied.
+            let left: BTreeSet<String> = model.held(from).into_iter().collect();
+            let values = [(from.clone(), rdfs::LABEL.as_str().to_owned(), label.clone())];
+            copy(model, quads, &[(from.clone(), to.clone())], &values, &left)?
         }
+        Edit::Clone { iris, values } => copy(model, quads, iris, values, &BTreeSet::new())?,
         Edit::Remove { iri } => {
             let node = named(iri)?;
             quads
@@ -182,6 +165,71 @@ fn apply(model: &Model, quads: Vec<Quad>, edit: &Edit) -> Result<Vec<Quad>, Mode
                 .collect()
         }
     })
+}
+
+/// `quads` with the copies of [`Edit::Clone`] added; triples pointing at
+/// an element of `left` are not copied.
+fn copy(
+    model: &Model,
+    mut quads: Vec<Quad>,
+    iris: &[(String, String)],
+    values: &[(String, String, String)],
+    left: &BTreeSet<String>,
+) -> Result<Vec<Quad>, ModelError> {
+    let Some((first, first_copy)) = iris.first() else {
+        return Ok(quads);
+    };
+    let renamed: BTreeMap<NamedNode, NamedNode> = iris
+        .iter()
+        .map(|(old, new)| Ok((named(old)?, named(new)?)))
+        .collect::<Result<_, ModelError>>()?;
+    let (first, first_copy) = (named(first)?, named(first_copy)?);
+    let containers: BTreeMap<String, BTreeSet<String>> = model
+        .containers(first.as_str())
+        .into_iter()
+        .fold(BTreeMap::new(), |mut map, (s, p)| {
+            map.entry(s).or_default().insert(p);
+            map
+        });
+    let mut added = Vec::new();
+    for q in &quads {
+        if let Subject::NamedNode(s) = &q.subject
+            && let Some(copy) = renamed.get(s)
+            && !matches!(&q.object, Term::NamedNode(o) if left.contains(o.as_str()))
+        {
+            let object = match &q.object {
+                Term::NamedNode(o) => Term::NamedNode(renamed.get(o).unwrap_or(o).clone()),
+                Term::Literal(old) => match values
+                    .iter()
+                    .find(|(e, p, _)| e == s.as_str() && p == q.predicate.as_str())
+                {
+                    Some((_, _, value)) => Term::Literal(revalued(old, value)),
+                    None => q.object.clone(),
+                },
+                other => other.clone(),
+            };
+            added.push(Quad {
+                subject: Subject::NamedNode(copy.clone()),
+                predicate: q.predicate.clone(),
+                object,
+                graph_name: q.graph_name.clone(),
+            });
+        }
+        if q.object == Term::NamedNode(first.clone())
+            && let Subject::NamedNode(s) = &q.subject
+            && !renamed.contains_key(s)
+            && containers
+                .get(s.as_str())
+                .is_some_and(|ps| ps.contains(q.predicate.as_str()))
+        {
+            added.push(Quad {
+                object: Term::NamedNode(first_copy.clone()),
+                ..q.clone()
+            });
+        }
+    }
+    quads.extend(added);
+    Ok(quads)
 }
 
 #[cfg(test)]
@@ -336,5 +384,55 @@ mod tests {
         assert_eq!(copied.children(&x("c")), Vec::<String>::new());
         // Its type, its event (one of its kind) and its place in the app.
         assert_eq!(copied.len(), m.len() + 3);
+    }
+
+    #[test]
+    fn a_clone_takes_what_its_element_owns_under_new_names() {
+        let m = Model::parse(
+            "m.ttl",
+            r#"@prefix ui: <https://w3id.org/seams/ui#> .
+               @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+               @prefix ex: <https://example.org/x#> .
+               ex:e a ui:Entity ; ui:attribute ex:status, ex:title .
+               ex:title a ui:Attribute ; rdfs:label "Title" .
+               ex:status a ui:Attribute ; rdfs:label "Status" ; ui:name "status" ;
+                   ui:state ex:draft, ex:done .
+               ex:draft a ui:State ; ui:name "draft" ; ui:next ex:done .
+               ex:done a ui:State ; ui:name "done" ; ui:next ex:draft .
+            "#,
+        )
+        .unwrap();
+        // A state's next states are its peers, not its parts.
+        assert_eq!(m.children(&x("status")), [x("done"), x("draft")]);
+        assert_eq!(m.children(&x("draft")), Vec::<String>::new());
+        let name = "https://w3id.org/seams/ui#name".to_owned();
+        let cloned = m
+            .edited(&[Edit::Clone {
+                iris: vec![
+                    (x("status"), x("s2")),
+                    (x("draft"), x("d2")),
+                    (x("done"), x("n2")),
+                ],
+                values: vec![
+                    (x("status"), rdfs::LABEL.as_str().to_owned(), "Fresh".into()),
+                    (x("draft"), name.clone(), "fresh".into()),
+                ],
+            }])
+            .unwrap();
+        assert_eq!(cloned.label(&x("s2")), Some("Fresh"));
+        assert_eq!(
+            cloned.children(&x("s2")),
+            [x("d2"), x("n2")],
+            "its states, copied"
+        );
+        assert_eq!(cloned.containers(&x("s2")).len(), 1, "joined the entity");
+        let values = cloned.literal_values();
+        assert!(values.contains(&(x("d2"), name.clone(), "fresh".into())));
+        assert!(values.contains(&(x("n2"), name.clone(), "done".into())));
+        assert!(values.contains(&(x("draft"), name, "draft".into())));
+        // The copies' links point at the copies.
+        assert_eq!(cloned.pointed_at(&x("d2")), [x("n2")]);
+        assert_eq!(cloned.neighbours(&x("n2")), [x("d2"), x("s2")]);
+        assert_eq!(cloned.len(), m.len() + 12);
     }
 }

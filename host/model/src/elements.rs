@@ -108,18 +108,24 @@ impl Model {
     }
 
     /// The elements `iri` points at through a property its kind holds
-    /// several of.
+    /// several of, and of no type of its own: a state's next states are
+    /// its peers, not its parts.
     pub(crate) fn held(&self, iri: &str) -> Vec<String> {
         let Ok(node) = NamedNode::new(iri) else {
             return Vec::new();
         };
+        let own_types = self.types_of(iri);
         self.store()
             .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
             .filter_map(Result::ok)
             .filter_map(|q| match q.object {
                 Term::NamedNode(o)
                     if self.is_element(o.as_str())
-                        && self.holds_several(iri, q.predicate.as_ref()) =>
+                        && self.holds_several(iri, q.predicate.as_ref())
+                        && !self
+                            .types_of(o.as_str())
+                            .iter()
+                            .any(|t| own_types.contains(t)) =>
                 {
                     Some(o.into_string())
                 }
@@ -181,6 +187,26 @@ impl Model {
                 _ => None,
             })
             .collect();
+        found.into_iter().collect()
+    }
+
+    /// The elements that share a triple with `iri`: those it points at
+    /// and those that point at it, sorted.
+    pub fn neighbours(&self, iri: &str) -> Vec<String> {
+        let Ok(node) = NamedNode::new(iri) else {
+            return Vec::new();
+        };
+        let mut found: BTreeSet<String> = self.pointed_at(iri).into_iter().collect();
+        found.extend(
+            self.store()
+                .quads_for_pattern(None, None, Some(node.as_ref().into()), None)
+                .filter_map(Result::ok)
+                .filter_map(|q| match q.subject {
+                    Subject::NamedNode(s) if self.is_element(s.as_str()) => Some(s.into_string()),
+                    _ => None,
+                }),
+        );
+        found.remove(iri);
         found.into_iter().collect()
     }
 

@@ -82,6 +82,7 @@ pub fn check(model: &Model, vocabularies: &[Vocabulary]) -> Result<Vec<Finding>,
     let mut findings = Vec::new();
     for vocabulary in vocabularies {
         findings.extend(unknown_terms(model, vocabulary)?);
+        findings.extend(mixed_types(model, vocabulary)?);
         if let Some(shapes) = &vocabulary.shapes {
             let shapes =
                 crate::shapes::Shapes::parse(model, shapes).map_err(|message| VocabularyError {
@@ -100,6 +101,19 @@ pub fn check(model: &Model, vocabularies: &[Vocabulary]) -> Result<Vec<Finding>,
 }
 
 impl Vocabulary {
+    /// Its terms' triples.
+    fn quads(&self) -> Result<Vec<Quad>, VocabularyError> {
+        RdfParser::from_format(RdfFormat::Turtle)
+            .for_slice(self.terms.as_bytes())
+            .map(|quad| {
+                quad.map_err(|e| VocabularyError {
+                    namespace: self.namespace.clone(),
+                    message: format!("its terms are not Turtle: {e}"),
+                })
+            })
+            .collect()
+    }
+
     /// The terms it defines, sorted.
     ///
     /// # Errors
@@ -107,11 +121,7 @@ impl Vocabulary {
     /// The terms are not Turtle.
     pub fn defined_terms(&self) -> Result<BTreeSet<String>, VocabularyError> {
         let mut defined = BTreeSet::new();
-        for quad in RdfParser::from_format(RdfFormat::Turtle).for_slice(self.terms.as_bytes()) {
-            let quad = quad.map_err(|e| VocabularyError {
-                namespace: self.namespace.clone(),
-                message: format!("its terms are not Turtle: {e}"),
-            })?;
+        for quad in self.quads()? {
             if let Subject::NamedNode(s) = quad.subject
                 && s.as_str().starts_with(&self.namespace)
             {
@@ -163,6 +173,127 @@ pub fn unknown_terms(
             }
         })
         .collect())
+}
+
+const OWL: &str = "http://www.w3.org/2002/07/owl#";
+
+impl Vocabulary {
+    /// The groups of classes it declares disjoint: each
+    /// `owl:AllDisjointClasses`' `owl:members` list, and each
+    /// `owl:disjointWith` pair.
+    ///
+    /// # Errors
+    ///
+    /// The terms are not Turtle, or a members list is not an RDF list.
+    pub fn disjoint_classes(&self) -> Result<Vec<Vec<String>>, VocabularyError> {
+        let error = |message: String| VocabularyError {
+            namespace: self.namespace.clone(),
+            message,
+        };
+        let triples: Vec<(Subject, String, Term)> = self
+            .quads()?
+            .into_iter()
+            .map(|quad| (quad.subject, quad.predicate.into_string(), quad.object))
+            .collect();
+        let object = |subject: &Subject, predicate: &str| -> Option<&Term> {
+            triples
+                .iter()
+                .find(|(s, p, _)| s == subject && p == predicate)
+                .map(|(_, _, o)| o)
+        };
+        let (rdf_first, rdf_rest) = (
+            oxigraph::model::vocab::rdf::FIRST.as_str(),
+            oxigraph::model::vocab::rdf::REST.as_str(),
+        );
+        let mut groups = Vec::new();
+        for (subject, predicate, object_term) in &triples {
+            if predicate == &format!("{OWL}disjointWith")
+                && let (Subject::NamedNode(a), Term::NamedNode(b)) = (subject, object_term)
+            {
+                groups.push(vec![a.as_str().to_owned(), b.as_str().to_owned()]);
+            }
+            if predicate == &format!("{OWL}members") {
+                let mut members = Vec::new();
+                let mut node = object_term.clone();
+                // A list is at most as long as the triples that make it.
+                for _ in 0..=triples.len() {
+                    let head = match &node {
+                        Term::NamedNode(n) if n.as_ref() == oxigraph::model::vocab::rdf::NIL => {
+                            break;
+                        }
+                        Term::BlankNode(b) => Subject::BlankNode(b.clone()),
+                        _ => return Err(error("owl:members must be an RDF list".into())),
+                    };
+                    match (object(&head, rdf_first), object(&head, rdf_rest)) {
+                        (Some(Term::NamedNode(class)), Some(rest)) => {
+                            members.push(class.as_str().to_owned());
+                            node = rest.clone();
+                        }
+                        _ => {
+                            return Err(error("owl:members must be an RDF list of classes".into()));
+                        }
+                    }
+                }
+                groups.push(members);
+            }
+        }
+        Ok(groups)
+    }
+}
+
+/// The elements of `model` of two classes that `vocabulary` declares
+/// disjoint (a page that is also the application's database): one
+/// finding each, naming both classes.
+///
+/// # Errors
+///
+/// The vocabulary cannot be read.
+pub fn mixed_types(
+    model: &Model,
+    vocabulary: &Vocabulary,
+) -> Result<Vec<Finding>, VocabularyError> {
+    let groups = vocabulary.disjoint_classes()?;
+    if groups.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut types: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for quad in model
+        .store()
+        .quads_for_pattern(None, Some(oxigraph::model::vocab::rdf::TYPE), None, None)
+        .flatten()
+    {
+        if let (Subject::NamedNode(s), Term::NamedNode(class)) = (quad.subject, quad.object) {
+            types
+                .entry(s.into_string())
+                .or_default()
+                .push(class.into_string());
+        }
+    }
+    let mut findings = Vec::new();
+    for (element, mut classes) in types {
+        classes.sort();
+        let clash = groups.iter().find_map(|group| {
+            let mut within = classes.iter().filter(|c| group.contains(c));
+            Some((within.next()?, within.next()?))
+        });
+        if let Some((a, b)) = clash {
+            findings.push(Finding {
+                message: format!(
+                    "{} is both a {} and a {}, which the vocabulary <{}> declares disjoint: an element is one kind of thing; give the other role to an element of its own",
+                    model.compact(&element),
+                    model.compact(a),
+                    model.compact(b),
+                    vocabulary.namespace
+                ),
+                term: element,
+                at: None,
+            });
+        }
+        if findings.len() >= MAX_FINDINGS {
+            break;
+        }
+    }
+    Ok(findings)
 }
 
 /// The defined term nearest to `iri` by edit distance, when near enough to
@@ -489,5 +620,61 @@ mod tests {
         ] {
             assert_eq!(is_namespace(iri), ok, "{iri}");
         }
+    }
+
+    #[test]
+    fn an_element_of_two_disjoint_classes_is_named_with_both() {
+        let terms = "@prefix ui: <urn:ui#> .\n\
+                     @prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
+                     ui:Page a <urn:Class> . ui:Database a <urn:Class> . ui:List a <urn:Class> .\n\
+                     ui:Form a <urn:Class> . ui:Field a <urn:Class> .\n\
+                     [] a owl:AllDisjointClasses ; owl:members ( ui:Page ui:Database ui:List ) .\n\
+                     ui:Form owl:disjointWith ui:Field .\n";
+        let vocabulary = Vocabulary {
+            namespace: "urn:ui#".into(),
+            terms: terms.into(),
+            shapes: None,
+        };
+        assert_eq!(
+            vocabulary.disjoint_classes().unwrap(),
+            [
+                vec![
+                    "urn:ui#Page".to_owned(),
+                    "urn:ui#Database".into(),
+                    "urn:ui#List".into()
+                ],
+                vec!["urn:ui#Form".to_owned(), "urn:ui#Field".into()]
+            ]
+        );
+        let model = Model::parse(
+            "m.ttl",
+            "@prefix ui: <urn:ui#> .\n@prefix ex: <urn:ex#> .\n\
+             ex:home a ui:Page, ui:Database .\n\
+             ex:f a ui:Form, ui:Field .\n\
+             ex:ok a ui:Page, <urn:other#Thing> .\n",
+        )
+        .unwrap();
+        let found: Vec<String> = mixed_types(&model, &vocabulary)
+            .unwrap()
+            .iter()
+            .map(|f| f.message.clone())
+            .collect();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[1].starts_with("ex:home is both a ui:Database and a ui:Page, which the vocabulary <urn:ui#> declares disjoint"), "{found:?}");
+        assert!(
+            found[0].starts_with("ex:f is both a ui:Field and a ui:Form"),
+            "{found:?}"
+        );
+        let broken = Vocabulary {
+            terms: "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n[] owl:members 3 .\n".into(),
+            ..vocabulary
+        };
+        assert!(
+            broken
+                .disjoint_classes()
+                .unwrap_err()
+                .to_string()
+                .contains("owl:members must be an RDF list")
+        );
     }
 }

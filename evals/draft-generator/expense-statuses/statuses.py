@@ -1,0 +1,8 @@
+from enum import Enum
+
+
+class Status(Enum):
+    DRAFT = "draft"
+    SUBMITTED = "submitted"
+    APPROVED = "approved"
+    REJECTED = "rejected"

@@ -1,0 +1,18 @@
+CREATE TABLE book (
+  id INTEGER PRIMARY KEY,
+  title TEXT NOT NULL,
+  author TEXT NOT NULL,
+  isbn TEXT
+);
+CREATE TABLE member (
+  id INTEGER PRIMARY KEY,
+  full_name TEXT NOT NULL,
+  email TEXT NOT NULL
+);
+CREATE TABLE loan (
+  id INTEGER PRIMARY KEY,
+  due_on DATE NOT NULL,
+  state TEXT NOT NULL,
+  book_id INTEGER NOT NULL REFERENCES book(id),
+  member_id INTEGER NOT NULL REFERENCES member(id)
+);
