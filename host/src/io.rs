@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use seams_core::{GenerateError, Project};
+use seams_core::{GenerateError, Project, Reach};
 use seams_registry::{Registry, Settings};
 use seams_runtime::Runtime;
 
@@ -33,6 +33,20 @@ pub(crate) struct ProjectArg {
     /// The project directory (holding seams.toml).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub(crate) project: PathBuf,
+    /// Let the project's paths (output directory, model files, lock) lead outside it through symlinks you made; a cloned project's never should.
+    #[arg(long, env = "SEAMS_ALLOW_OUTSIDE", value_parser = clap::builder::FalseyValueParser::new())]
+    pub(crate) allow_outside: bool,
+}
+
+impl ProjectArg {
+    /// Whether the project may reach outside its directory.
+    pub(crate) fn reach(&self) -> Reach {
+        if self.allow_outside {
+            Reach::Outside
+        } else {
+            Reach::Inside
+        }
+    }
 }
 
 /// Exit status: success.
@@ -185,9 +199,10 @@ pub(crate) fn prepare(project: &mut Project) {
 /// Loads the project and the runtime and runs `command`.
 pub(crate) fn in_project<T>(
     dir: &Path,
+    reach: Reach,
     command: impl FnOnce(&Project, &Runtime) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    let mut project = Project::load(dir).map_err(GenerateError::from)?;
+    let mut project = Project::load_reaching(dir, reach).map_err(GenerateError::from)?;
     prepare(&mut project);
     let runtime = Runtime::with_stack(cache_dir(), project.limits.stack_bytes)?;
     command(&project, &runtime)

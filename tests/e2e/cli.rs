@@ -105,6 +105,48 @@ fn color_only_when_asked_or_on_a_terminal() {
     touch_manifest(&p);
     let never = run(&p, &["generate", "--color", "never"]);
     assert!(!never.stdout.contains('\u{1b}'), "{never:?}");
+    // check too, into a pipe when asked: each problem's kind in red, a
+    // clean project in green.
+    let clean = run(&p, &["check", "--color", "always"]);
+    assert!(
+        clean.stdout.starts_with("\u{1b}[32mclean\u{1b}[0m: every output"),
+        "{clean:?}"
+    );
+    std::fs::write(p.path().join("out/app.js"), "// edited\n").unwrap();
+    let problems = run(&p, &["check", "--color", "always"]);
+    assert_eq!(problems.code, 1, "{problems:?}");
+    assert!(
+        problems
+            .stdout
+            .contains("\u{1b}[1m\u{1b}[31mhand-edited\u{1b}[0m: out/app.js"),
+        "{problems:?}"
+    );
+    let plain = run(&p, &["check"]);
+    assert!(!plain.stdout.contains('\u{1b}'), "{plain:?}");
+}
+
+#[test]
+fn init_quiet_prints_nothing_and_completions_survive_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("new");
+    let quiet = seams(&["init", target.to_str().unwrap(), "-q"]);
+    assert_eq!(quiet.code, 0, "{quiet:?}");
+    assert_eq!((quiet.stdout.as_str(), quiet.stderr.as_str()), ("", ""));
+    assert!(target.join("seams.lock").is_file());
+
+    // `seams completions bash | head -1`: the reader is gone before seams
+    // writes; that is no bug of seams's.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_seams"))
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
 }
 
 #[test]

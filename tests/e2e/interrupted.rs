@@ -11,8 +11,16 @@ use std::process::{Command, Stdio};
 
 use seams_model::sha256_hex;
 use seams_tests::{
-    TempProject, chat_project, check_calls_nothing_edited, redact, seams_in as run, sha256_of,
+    Outcome, TempProject, chat_project, check_calls_nothing_edited, redact, seams_in, sha256_of,
 };
+
+/// `seams ARGS --project DIR`, allowed to reach outside the project: the
+/// `OutputsElsewhere` layout's `out` is a symlink to another file system.
+fn run(project: &Path, args: &[&str]) -> Outcome {
+    let mut args = args.to_vec();
+    args.push("--allow-outside");
+    seams_in(project, &args)
+}
 
 fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_seams")
@@ -181,7 +189,7 @@ fn killed_run(layout: Layout, syscalls: &str, when: usize) -> (Killed, bool) {
         .arg(format!("trace={syscalls}"))
         .arg("-e")
         .arg(format!("inject={syscalls}:signal=KILL:when={when}"))
-        .args([binary(), "generate", "-q", "--project"])
+        .args([binary(), "generate", "-q", "--allow-outside", "--project"])
         .arg(p.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -9,6 +9,7 @@ mod browser;
 mod builtins;
 mod cache;
 mod cli;
+mod cloned;
 mod draft;
 mod example;
 mod init;

@@ -114,17 +114,26 @@ fn raw(viewer: &Viewer, request_line: &str, headers: &[(&str, &str)], body: &str
     }
 }
 
+/// A page, asked by the browser that opened the printed URL: with the
+/// run's token in its cookie.
 fn get(viewer: &Viewer, path: &str) -> Raw {
+    let cookie = format!("seams-viewer={}", viewer.token);
+    raw(viewer, &format!("GET {path}"), &[("Cookie", &cookie)], "")
+}
+
+/// A page, asked by someone who did not see the printed URL.
+fn get_without_cookie(viewer: &Viewer, path: &str) -> Raw {
     raw(viewer, &format!("GET {path}"), &[], "")
 }
 
 /// A form posted from the viewer's own page.
 fn post(viewer: &Viewer, fields: &[(&str, &str)]) -> Raw {
     let origin = viewer.base().to_owned();
+    let cookie = format!("seams-viewer={}", viewer.token);
     raw(
         viewer,
         "POST /write-back",
-        &[("Origin", &origin)],
+        &[("Origin", &origin), ("Cookie", &cookie)],
         &encode(fields),
     )
 }
@@ -201,21 +210,34 @@ fn the_viewer_shows_outputs_traces_and_check_state_and_follows_the_disk() {
     assert!(aside.contains("<strong>Thread</strong>"), "{aside}");
     assert!(aside.contains("model.ttl:"), "{aside}");
     assert!(aside.contains("chat:thread_page a ui:Page"), "{aside}");
-    // Without the token's cookie, no write is offered.
-    assert!(!aside.contains("name=\"token\""), "{aside}");
-    let cookie = format!("seams-viewer={}", viewer.token);
-    let with_cookie = raw(
-        &viewer,
-        "GET /output?path=conversations.html&line=22",
-        &[("Cookie", &cookie)],
-        "",
-    );
+    // The browser that opened the printed URL may write back.
     assert!(
-        with_cookie
-            .body
-            .contains(&format!("name=\"token\" value=\"{}\"", viewer.token)),
+        aside.contains(&format!("name=\"token\" value=\"{}\"", viewer.token)),
+        "{aside}"
+    );
+    // Without the token's cookie, nothing is shown at all: another user
+    // of the machine who finds the port reads no output.
+    for path in [
+        "/",
+        "/output?path=conversations.html&line=22",
+        "/view?generator=builtin%3Ahtmx",
+    ] {
+        let refused = get_without_cookie(&viewer, path);
+        assert_eq!(refused.status, 403, "{path}: {refused:?}");
+        assert!(
+            refused.body.contains("the URL `seams serve` printed"),
+            "{refused:?}"
+        );
+        assert!(
+            !refused.body.contains("Conversations"),
+            "{path}: {refused:?}"
+        );
+    }
+    // A sidecar is listed with its output, not as a row of its own.
+    assert!(
+        !index.body.contains("conversations.html.trace.json"),
         "{}",
-        with_cookie.body
+        index.body
     );
 
     let view = get(&viewer, "/view?generator=builtin%3Ahtmx");
@@ -273,6 +295,23 @@ fn the_viewer_shows_outputs_traces_and_check_state_and_follows_the_disk() {
         assert_eq!(answer.status, 404, "{path}: {answer:?}");
         assert!(!answer.body.contains("ui:Page"), "{path}");
     }
+    // Nor through a link planted in the outputs: to a file outside, to a
+    // directory outside, or to the model inside the project. A locked
+    // output replaced by a link shows nothing either.
+    let secret = tempfile::tempdir().unwrap();
+    std::fs::write(secret.path().join("id_rsa"), "PRIVATE KEY").unwrap();
+    let out = p.path().join("out");
+    std::os::unix::fs::symlink(secret.path().join("id_rsa"), out.join("x.txt")).unwrap();
+    std::os::unix::fs::symlink(secret.path(), out.join("d")).unwrap();
+    std::os::unix::fs::symlink(p.path().join("model.ttl"), out.join("m.txt")).unwrap();
+    std::fs::remove_file(out.join("app.py")).unwrap();
+    std::os::unix::fs::symlink(secret.path().join("id_rsa"), out.join("app.py")).unwrap();
+    for path in ["x.txt", "d%2Fid_rsa", "m.txt", "app.py"] {
+        let answer = get(&viewer, &format!("/output?path={path}"));
+        assert_eq!(answer.status, 404, "{path}: {answer:?}");
+        assert!(!answer.body.contains("PRIVATE KEY"), "{path}: {answer:?}");
+        assert!(!answer.body.contains("ui:Page"), "{path}: {answer:?}");
+    }
 }
 
 #[test]
@@ -293,8 +332,15 @@ fn the_viewer_refuses_foreign_hosts_and_origins_and_writes_without_the_token() {
         assert!(answer.body.contains("this viewer serves"), "{answer:?}");
     }
     let localhost = format!("localhost:{port}");
+    let cookie = format!("seams-viewer={}", viewer.token);
     assert_eq!(
-        raw(&viewer, "GET /", &[("Host", &localhost)], "").status,
+        raw(
+            &viewer,
+            "GET /",
+            &[("Host", &localhost), ("Cookie", &cookie)],
+            ""
+        )
+        .status,
         200
     );
 
@@ -326,6 +372,21 @@ fn the_viewer_refuses_foreign_hosts_and_origins_and_writes_without_the_token() {
     let no_token = post(&viewer, &forged);
     assert_eq!(no_token.status, 403, "{no_token:?}");
     assert!(no_token.body.contains("token"), "{no_token:?}");
+    // A form without its token field: a clear refusal, not the form
+    // parser's words.
+    let missing = post(&viewer, &edit[1..]);
+    assert_eq!(missing.status, 400, "{missing:?}");
+    assert!(
+        missing
+            .body
+            .contains("refused: this is not a write-back form of the viewer"),
+        "{missing:?}"
+    );
+    assert!(!missing.body.contains("missing field"), "{missing:?}");
+    // The right token in the form, but from a browser without the cookie.
+    let origin = viewer.base().to_owned();
+    let no_cookie = raw(&viewer, "POST /write-back", &[("Origin", &origin)], &body);
+    assert_eq!(no_cookie.status, 403, "{no_cookie:?}");
     let wrong = get(&viewer, "/?token=0123");
     assert_eq!(wrong.status, 403, "{wrong:?}");
     assert!(!wrong.head.contains("set-cookie"), "{wrong:?}");

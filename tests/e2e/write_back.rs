@@ -322,3 +322,61 @@ fn a_block_edit_that_no_model_change_gives_back_is_refused_writing_nothing() {
         "{mixed:?}"
     );
 }
+
+/// Every file of the project with its bytes.
+fn all_files(p: &TempProject) -> Vec<(String, Vec<u8>)> {
+    let mut files = p.files();
+    files.retain(|(name, _)| !name.starts_with(".seams"));
+    files
+}
+
+#[test]
+fn write_back_writes_the_model_and_the_outputs_together_or_nothing() {
+    let edit = "      <h3>Your threads</h3>";
+    // Another output holds an unrelated hand edit: the generate after the
+    // patch would refuse to overwrite it, so nothing is written at all.
+    let p = edited(28, edit);
+    let thread = p.path().join("out/thread.html");
+    let text = std::fs::read_to_string(&thread).unwrap();
+    std::fs::write(&thread, text.replacen("<h2>", "<h2 class=\"mine\">", 1)).unwrap();
+    let before = all_files(&p);
+    let args = [
+        "write-back",
+        "out/conversations.html:28",
+        "--apply",
+        "--accept-effects",
+    ];
+    let refused = seams_in(p.path(), &args);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("out/thread.html hold(s) hand edits")
+            && refused.stderr.contains("nothing was written"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(all_files(&p), before, "the model or an output changed");
+
+    // The edited output's own sidecar tampered with: refused the same way.
+    let p = edited(28, edit);
+    let sidecar = p.path().join("out/conversations.html.trace.json");
+    let text = std::fs::read_to_string(&sidecar).unwrap();
+    std::fs::write(&sidecar, text.replacen("conversation_list", "thread_page", 1)).unwrap();
+    let before = all_files(&p);
+    let refused = seams_in(p.path(), &args);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("out/conversations.html.trace.json hold(s) hand edits"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(all_files(&p), before, "the model or an output changed");
+
+    // Without them, both change: the model and every output it affects.
+    let p = edited(28, edit);
+    let applied = seams_in(p.path(), &args);
+    assert_eq!(applied.code, 0, "{applied:?}");
+    assert!(model(&p).contains("\"Your threads\""));
+    assert_eq!(seams_in(p.path(), &["check"]).code, 0);
+}

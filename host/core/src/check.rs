@@ -327,9 +327,9 @@ pub fn check_with(
     let disk = match &out {
         Some(out) => {
             out.hashes(generated.keys().chain(locked.keys()))
-                .map_err(|(path, source)| GenerateError::Io {
-                    path: out_path.join(path),
-                    source,
+                .map_err(|(path, source)| {
+                    let writer = crate::generate::writer_of(&generation, &path);
+                    crate::generate::unreadable(project, out, &path, writer, source)
                 })?
         }
         None => Default::default(),

@@ -60,6 +60,20 @@ pub enum GenerateError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A symlink sits where an output goes (or on its way there): seams
+    /// never reads or writes through one in the output directory.
+    #[error(
+        "{link} is a symbolic link (to {target}), where {writer}; seams never reads or writes through a link in the output directory, so that a cloned project cannot point it elsewhere: remove the link and run again"
+    )]
+    PlantedLink {
+        /// The link, project-relative.
+        link: String,
+        /// Where it points, as it says.
+        target: String,
+        /// Who writes there: `generator htmx writes out/a.html`, or that
+        /// the lock records it.
+        writer: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -8,7 +8,7 @@ use seams_runtime::{GeneratorError, Runtime};
 use crate::apply::{Dirs, ProjectFs, apply};
 use crate::audit::audit;
 use crate::error::GenerateError;
-use crate::generation::{Keep, SourcedRun, load_for_run, run_reporting_progress};
+use crate::generation::{Generation, Keep, SourcedRun, load_for_run, run_reporting_progress};
 use crate::inputs::{
     beside_model_stamp, changed_components, read_journal, read_lock_and_text, record_written,
     up_to_date,
@@ -136,6 +136,43 @@ pub(crate) type OpenFs<'a> = dyn FnMut(&Project) -> Result<Box<dyn ProjectFs>, G
 
 /// [`generate`], applying the plan to the file system `open_fs` gives
 /// (called only when there is something to write).
+/// Why an output could not be read to be compared: a symlink planted on
+/// its way is named with the generator that writes there (a cloned
+/// project's `out/app.py -> ~/.ssh/id_rsa`); any other error as it is.
+/// `generator` names who writes `path` (output-relative), when known.
+pub(crate) fn unreadable(
+    project: &Project,
+    out: &OutputDir,
+    path: &str,
+    generator: Option<&str>,
+    source: std::io::Error,
+) -> GenerateError {
+    let prefix = posix(&project.output_dir);
+    match out.link_on_the_way(path) {
+        Some((link, target)) => GenerateError::PlantedLink {
+            link: format!("{prefix}/{link}"),
+            target,
+            writer: match generator {
+                Some(name) => format!("generator {name} writes {prefix}/{path}"),
+                None => format!("seams.lock records {prefix}/{path}"),
+            },
+        },
+        None => GenerateError::Io {
+            path: project.output_path().join(path),
+            source,
+        },
+    }
+}
+
+/// The generator that writes `path` (output-relative) in `generation`.
+pub(crate) fn writer_of<'a>(generation: &'a Generation, path: &str) -> Option<&'a str> {
+    generation
+        .runs
+        .iter()
+        .find(|r| r.files.iter().any(|f| f.path == path))
+        .map(|r| r.run.meta.name.as_str())
+}
+
 pub(crate) fn generate_on(
     project: &Project,
     runtime: &Runtime,
@@ -224,9 +261,9 @@ pub(crate) fn generate_on(
     let disk = match &existing {
         Some(out) => out
             .hashes(generated.keys().chain(locked_files.keys()))
-            .map_err(|(path, source)| GenerateError::Io {
-                path: out_path.join(path),
-                source,
+            .map_err(|(path, source)| {
+                let writer = writer_of(&generation, &path);
+                unreadable(project, out, &path, writer, source)
             })?,
         None => Default::default(),
     };

@@ -601,9 +601,9 @@ pub(crate) fn up_to_date(
         known,
         cache.is_some(),
     )
-    .map_err(|(i, source)| GenerateError::Io {
-        path: project.output_path().join(&paths[i]),
-        source,
+    .map_err(|(i, source)| {
+        let writer = Some(lock.outputs[i].generator.as_str());
+        crate::generate::unreadable(project, out, &paths[i], writer, source)
     })?;
     if let Some(cache) = cache
         && matched.all

@@ -88,6 +88,77 @@ impl OutputDir {
         }
     }
 
+    /// The bytes of `rel`, at most `limit`, when it is a regular file of
+    /// this directory and its name is not a symlink: opened first (through
+    /// the directory handle, so that no step leads outside; without
+    /// blocking on a FIFO), then its name checked to be the file opened.
+    /// What a viewer shows: a link planted in the outputs, even to a file
+    /// inside, shows nothing.
+    ///
+    /// # Errors
+    ///
+    /// A missing file, a link, anything but a regular file, a file past
+    /// `limit` (`InvalidData`), or another I/O error.
+    pub fn read_regular(&self, rel: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+        use cap_std::fs::{MetadataExt, OpenOptionsExt};
+        use std::io::Read;
+        let refused =
+            |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_owned());
+        let file = self.dir.open_with(
+            rel,
+            cap_std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32),
+        )?;
+        let opened = file.metadata()?;
+        let named = self.dir.symlink_metadata(rel)?;
+        if named.is_symlink() {
+            return Err(refused(
+                "it is a symbolic link, which seams never follows in outputs",
+            ));
+        }
+        if !opened.is_file() || named.ino() != opened.ino() || named.dev() != opened.dev() {
+            return Err(refused("it is not a regular file"));
+        }
+        if opened.len() > limit {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "it holds {} bytes, over the {limit} an output may have",
+                    opened.len()
+                ),
+            ));
+        }
+        let mut bytes = Vec::new();
+        file.into_std().take(limit).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// The first symlink on the way to `rel` (`rel` itself or a directory
+    /// above it), relative here, with what it points at; `None` when there
+    /// is none.
+    pub(crate) fn link_on_the_way(&self, rel: &str) -> Option<(String, String)> {
+        let mut at = String::new();
+        for part in rel.split('/') {
+            if !at.is_empty() {
+                at.push('/');
+            }
+            at.push_str(part);
+            match self.dir.symlink_metadata(&at) {
+                Ok(meta) if meta.is_symlink() => {
+                    let target = self
+                        .dir
+                        .read_link_contents(&at)
+                        .map_or_else(|_| "elsewhere".to_owned(), |t| t.display().to_string());
+                    return Some((at, target));
+                }
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
     /// The sha256 of each of `paths` that is a file here, by path (see
     /// [`OutputDir::hash_each`]).
     ///

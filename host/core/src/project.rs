@@ -11,6 +11,8 @@ use seams_model::input_text::{cut, echo};
 use seams_registry::{Reference, Registry};
 use seams_runtime::Limits;
 
+use crate::confinement::{Reach, leads_outside};
+
 /// The manifest's file name.
 pub const MANIFEST: &str = "seams.toml";
 
@@ -48,6 +50,39 @@ pub enum ProjectError {
         /// What is wrong, naming the key.
         message: String,
     },
+    /// A path of the project resolves outside it through a symlink.
+    #[error(
+        "{what} {} leads outside the project, to {}, through a symlink; seams reads and writes only inside a project unless you allow it: run with --allow-outside (or SEAMS_ALLOW_OUTSIDE=1) if you made that link yourself",
+        path.display(),
+        target.display()
+    )]
+    Outside {
+        /// What the path is: `the output directory`, `the model file`...
+        what: &'static str,
+        /// The path, as the project names it.
+        path: PathBuf,
+        /// Where it resolves.
+        target: PathBuf,
+    },
+}
+
+/// Refuses `path` (`what` it is) when it resolves outside `root`.
+fn confined(root: &Path, what: &'static str, path: PathBuf) -> Result<(), ProjectError> {
+    let outside = leads_outside(root, &path).map_err(|source| ProjectError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    match outside {
+        Some(target) => Err(ProjectError::Outside {
+            what,
+            path: path
+                .strip_prefix(root)
+                .map(Path::to_path_buf)
+                .unwrap_or(path),
+            target,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A generator named in `seams.toml`.
@@ -205,6 +240,55 @@ impl Project {
     /// path that leaves the project, or a limit out of range; each error
     /// names the file, line and key.
     pub fn load(dir: &Path) -> Result<Project, ProjectError> {
+        Self::load_reaching(dir, Reach::Inside)
+    }
+
+    /// Loads `DIR/seams.toml`; with [`Reach::Outside`], the project's
+    /// paths may lead outside it through symlinks.
+    ///
+    /// # Errors
+    ///
+    /// As [`Project::load`], and [`ProjectError::Outside`] for a path of
+    /// the project (the output directory, a model file, a component, the
+    /// lock, the journal, `.seams`) that resolves outside it, unless
+    /// `reach` allows it.
+    pub fn load_reaching(dir: &Path, reach: Reach) -> Result<Project, ProjectError> {
+        if reach == Reach::Outside {
+            return Self::load_manifest(dir);
+        }
+        // The manifest before it is read: its errors quote it.
+        if dir.is_dir() {
+            confined(dir, "the manifest", dir.join(MANIFEST))?;
+        }
+        let project = Self::load_manifest(dir)?;
+        project.confined()?;
+        Ok(project)
+    }
+
+    /// Refuses a path of the project that resolves outside it.
+    fn confined(&self) -> Result<(), ProjectError> {
+        let mut paths: Vec<(&'static str, PathBuf)> = vec![
+            ("the output directory", self.output_path()),
+            ("the lock", self.root.join(crate::lock::LOCK_FILE)),
+            ("the journal", self.root.join(crate::journal::JOURNAL_FILE)),
+            ("the directory", self.root.join(".seams")),
+        ];
+        paths.extend(
+            self.model_files
+                .iter()
+                .map(|f| ("the model file", f.clone())),
+        );
+        paths.extend(self.generators.iter().filter_map(|g| match g {
+            GeneratorSource::Wasm { path, .. } => Some(("the component", self.root.join(path))),
+            _ => None,
+        }));
+        for (what, path) in paths {
+            confined(&self.root, what, path)?;
+        }
+        Ok(())
+    }
+
+    fn load_manifest(dir: &Path) -> Result<Project, ProjectError> {
         let path = dir.join(MANIFEST);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,

@@ -30,6 +30,11 @@ pub fn validate(path: &str) -> Result<(), &'static str> {
     if path.contains('\\') {
         return Err("it contains '\\'; use '/' between directories");
     }
+    if path.chars().any(|c| CONFUSABLE.contains(&c)) {
+        return Err(
+            "it contains a character that looks like '.', '/' or '\\' (a fullwidth dot, a division slash...), which reads as another path on screen and on some systems",
+        );
+    }
     if path.contains(':') {
         return Err("it contains ':', which is a drive or stream prefix on Windows");
     }
@@ -63,11 +68,37 @@ pub fn validate(path: &str) -> Result<(), &'static str> {
     {
         return Err("names starting with .seams-tmp- are reserved for the host's temporary files");
     }
-    if path.ends_with(seams_templates::SIDECAR_SUFFIX) {
+    // Any case: a case-insensitive file system takes `x.Trace.JSON` for one.
+    if path
+        .to_lowercase()
+        .ends_with(seams_templates::SIDECAR_SUFFIX)
+    {
         return Err("names ending in .trace.json are reserved for the host's trace sidecars");
     }
     Ok(())
 }
+
+/// Characters that look like `.`, `/` or `\`: `．．/x` or `..∕x` would read
+/// as a way out of the output directory, and some systems map them to the
+/// ASCII ones (Windows' best-fit code pages).
+const CONFUSABLE: &[char] = &[
+    '\u{2024}', // one dot leader
+    '\u{2025}', // two dot leader
+    '\u{3002}', // ideographic full stop
+    '\u{FE52}', // small full stop
+    '\u{FF0E}', // fullwidth full stop
+    '\u{FF61}', // halfwidth ideographic full stop
+    '\u{2044}', // fraction slash
+    '\u{2215}', // division slash
+    '\u{2571}', // box drawings diagonal
+    '\u{29F8}', // big solidus
+    '\u{FF0F}', // fullwidth solidus
+    '\u{2216}', // set minus
+    '\u{29F5}', // reverse solidus operator
+    '\u{29F9}', // big reverse solidus
+    '\u{FE68}', // small reverse solidus
+    '\u{FF3C}', // fullwidth reverse solidus
+];
 
 /// Whether `segment` is a name Windows reserves for a device, whatever its
 /// case and extension (`nul.txt` is NUL).
@@ -139,6 +170,11 @@ mod tests {
             "COM9",
             "x\u{202e}txt.exe",
             "zero\u{200b}width",
+            "\u{FF0E}\u{FF0E}/x",
+            "..\u{2215}x",
+            "a\u{FF0F}b",
+            "x.Trace.JSON",
+            "x.html.TRACE.json",
         ] {
             assert!(validate(bad).is_err(), "{bad:?} should be refused");
         }

@@ -34,7 +34,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use seams_core::Project;
+use seams_core::{Project, Reach};
 use seams_runtime::Runtime;
 
 /// Where to listen.
@@ -46,6 +46,9 @@ pub struct ServeOptions {
     pub port: u16,
     /// Serve on a non-loopback address.
     pub allow_remote: bool,
+    /// Whether the project's paths may lead outside it
+    /// ([`seams_core::Reach`]).
+    pub reach: Reach,
 }
 
 impl Default for ServeOptions {
@@ -54,6 +57,7 @@ impl Default for ServeOptions {
             address: IpAddr::V4(Ipv4Addr::LOCALHOST),
             port: 0,
             allow_remote: false,
+            reach: Reach::Inside,
         }
     }
 }
@@ -117,7 +121,7 @@ pub fn bind(
         return Err(ServeError::NotLoopback(options.address));
     }
     // Refuse a project that does not load now rather than on every page.
-    Project::load(&root)?;
+    Project::load_reaching(&root, options.reach)?;
     let requested = SocketAddr::new(options.address, options.port);
     let io = |source| ServeError::Io {
         address: requested,
@@ -142,6 +146,7 @@ pub fn bind(
         url,
         shared: Arc::new(routes::Shared {
             root,
+            reach: options.reach,
             prepare,
             runtime: Arc::new(runtime),
             token,

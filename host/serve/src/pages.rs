@@ -8,11 +8,12 @@ use minijinja::{Environment, Value};
 use serde::Serialize;
 
 use seams_core::{
-    CheckReport, GenerateOptions, LOCK_FILE, Lock, Project, TraceViewError, Wait, WriteBackPlan,
-    apply_write_back, check_with, generate, plan_line_edit, trace_view, view,
+    CheckReport, LOCK_FILE, Lock, OutputDir, Planned, Project, TraceViewError, Wait, WriteBackPlan,
+    check_with, plan_line_edit, trace_view, view,
 };
 use seams_model::Model;
 use seams_runtime::Runtime;
+use seams_templates::SIDECAR_SUFFIX;
 
 /// A page that could not be shown, with the HTTP status that says why.
 #[derive(Debug)]
@@ -129,9 +130,20 @@ pub fn index(cx: &Context<'_>) -> Result<String, Failure> {
     let report: CheckReport =
         check_with(project, cx.runtime, Wait::NoWait).map_err(|e| Failure::new(422, e))?;
     let prefix = format!("{}/", out_dir(project));
+    let locked: std::collections::BTreeSet<&str> = lock
+        .iter()
+        .flat_map(|l| &l.outputs)
+        .map(|o| o.path.as_str())
+        .collect();
+    // A sidecar is shown with its output's trace, not as a row of its own.
+    let sidecar = |path: &str| {
+        path.strip_suffix(SIDECAR_SUFFIX)
+            .is_some_and(|output| locked.contains(output))
+    };
     let mut outputs: Vec<OutputRow> = lock
         .iter()
         .flat_map(|l| &l.outputs)
+        .filter(|o| !sidecar(&o.path))
         .filter_map(|o| {
             Some(OutputRow {
                 path: o.path.strip_prefix(&prefix)?.to_owned(),
@@ -255,12 +267,21 @@ pub fn output(
 ) -> Result<String, Failure> {
     let project = cx.project;
     known_output(project, output)?;
-    let text = std::fs::read_to_string(project.output_path().join(output)).map_err(|e| {
+    // Only a regular file inside the output directory, never through a
+    // link: a cloned project's `out/x -> ~/.ssh/id_rsa` shows nothing.
+    let unreadable = |why: String| {
         Failure::new(
             404,
-            format!("{}/{output} cannot be read: {e}", out_dir(project)),
+            format!("{}/{output} cannot be shown: {why}", out_dir(project)),
         )
-    })?;
+    };
+    let dir = OutputDir::open_existing(&project.output_path())
+        .map_err(|e| unreadable(e.to_string()))?
+        .ok_or_else(|| unreadable("the output directory does not exist".into()))?;
+    let bytes = dir
+        .read_regular(output, project.limits.max_output_bytes as u64)
+        .map_err(|e| unreadable(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
     let (trace, untraced_why) = match trace_view(project, cx.runtime, output, None) {
         Ok(trace) => (Some(trace), None),
         Err(e @ (TraceViewError::NoTrace { .. } | TraceViewError::BadTrace { .. })) => {
@@ -420,13 +441,10 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
         )
         .map(WriteBack::Planned);
     }
-    apply_write_back(&plan, form.accept_effects.is_some()).map_err(|e| Failure::new(422, e))?;
-    let options = GenerateOptions {
-        wait: Wait::Block,
-        ..GenerateOptions::default()
-    };
-    let report = generate(project, cx.runtime, &options).map_err(|e| Failure::new(422, e))?;
     let model_file = shown_path(project, &plan.model_file);
+    let report = Planned::Line(plan)
+        .apply_and_generate(project, cx.runtime, form.accept_effects.is_some())
+        .map_err(|e| Failure::new(422, e))?;
     Ok(WriteBack::Applied {
         notice: format!(
             "wrote {model_file}, then generated: {} file(s) written",
@@ -451,12 +469,13 @@ pub enum WriteBack {
 /// Loads the project and runs `page` on it.
 pub fn with_project<T>(
     root: &Path,
+    reach: seams_core::Reach,
     prepare: &(dyn Fn(&mut Project) + Send + Sync),
     runtime: &Arc<Runtime>,
     token: Option<&str>,
     page: impl FnOnce(&Context<'_>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    let mut project = Project::load(root).map_err(|e| Failure::new(422, e))?;
+    let mut project = Project::load_reaching(root, reach).map_err(|e| Failure::new(422, e))?;
     prepare(&mut project);
     page(&Context {
         project: &project,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -21,6 +22,7 @@ use seams_runtime::Runtime;
 /// What every request shares.
 pub(crate) struct Shared {
     pub(crate) root: PathBuf,
+    pub(crate) reach: seams_core::Reach,
     pub(crate) prepare: Box<dyn Fn(&mut Project) + Send + Sync>,
     pub(crate) runtime: Arc<Runtime>,
     pub(crate) token: Token,
@@ -96,6 +98,16 @@ fn failed(failure: &Failure) -> Response {
     html(failure.status, pages::failure_page(failure))
 }
 
+/// What a request without the run's token gets: the viewer shows the
+/// project only to the browser that opened the printed URL, so that
+/// another user of the machine who finds the port reads nothing.
+fn without_token() -> Response {
+    failed(&Failure {
+        status: 403,
+        message: "this viewer shows the project only to the browser that opened the URL `seams serve` printed (it carries this run's token); open that URL".into(),
+    })
+}
+
 /// Whether the request carries the run's token in its cookie.
 fn has_token(app: &App, headers: &HeaderMap) -> bool {
     headers
@@ -114,7 +126,14 @@ async fn page(
 ) -> Response {
     let joined = tokio::task::spawn_blocking(move || {
         let token = writes_offered.then(|| app.token.as_str());
-        pages::with_project(&app.root, &*app.prepare, &app.runtime, token, make)
+        pages::with_project(
+            &app.root,
+            app.reach,
+            &*app.prepare,
+            &app.runtime,
+            token,
+            make,
+        )
     })
     .await;
     match joined {
@@ -155,11 +174,10 @@ async fn index(
         )
             .into_response();
     }
-    let writes = has_token(&app, &headers);
-    page(app, writes, |cx| {
-        pages::index(cx).map(|body| html(200, body))
-    })
-    .await
+    if !has_token(&app, &headers) {
+        return without_token();
+    }
+    page(app, true, |cx| pages::index(cx).map(|body| html(200, body))).await
 }
 
 #[derive(Deserialize)]
@@ -173,8 +191,10 @@ async fn output(
     headers: HeaderMap,
     Query(query): Query<OutputQuery>,
 ) -> Response {
-    let writes = has_token(&app, &headers);
-    page(app, writes, move |cx| {
+    if !has_token(&app, &headers) {
+        return without_token();
+    }
+    page(app, true, move |cx| {
         pages::output(cx, &query.path, query.line, None).map(|body| html(200, body))
     })
     .await
@@ -185,14 +205,37 @@ struct ViewQuery {
     generator: String,
 }
 
-async fn view(State(app): State<App>, Query(query): Query<ViewQuery>) -> Response {
+async fn view(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Query(query): Query<ViewQuery>,
+) -> Response {
+    if !has_token(&app, &headers) {
+        return without_token();
+    }
     page(app, false, move |cx| {
         pages::generator_view(cx, &query.generator).map(|body| html(200, body))
     })
     .await
 }
 
-async fn write_back(State(app): State<App>, Form(form): Form<WriteBackForm>) -> Response {
+async fn write_back(
+    State(app): State<App>,
+    headers: HeaderMap,
+    form: Result<Form<WriteBackForm>, FormRejection>,
+) -> Response {
+    if !has_token(&app, &headers) {
+        return without_token();
+    }
+    let form = match form {
+        Ok(Form(form)) => form,
+        Err(_) => {
+            return failed(&Failure {
+                status: 400,
+                message: "refused: this is not a write-back form of the viewer (it lacks a field: output, line, text or token); write back from the output's page".into(),
+            });
+        }
+    };
     if !app.token.matches(&form.token) {
         return failed(&Failure {
             status: 403,

@@ -190,7 +190,12 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::WriteBack(args) => commands::write_back::run(&mut io, args),
         Command::Serve(args) => commands::serve::run(&mut io, args),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "seams", io.out);
+            // Written whole, so that a closed pipe (`| head`) is a write
+            // error to ignore like any other output's, not a panic in
+            // clap_complete's writer.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "seams", &mut script);
+            let _ = io.out.write_all(&script);
             EXIT_OK
         }
     }

@@ -44,15 +44,19 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let mut results = Vec::new();
     for case in &cases {
         progress.start(&format!("case {}", case.name), None);
-        let result = in_project(&case.project, |project, runtime| {
-            Ok(seams_authoring::run_case(
-                project,
-                runtime,
-                case,
-                &request,
-                progress.as_ref(),
-            ))
-        });
+        let result = in_project(
+            &case.project,
+            seams_core::Reach::Inside,
+            |project, runtime| {
+                Ok(seams_authoring::run_case(
+                    project,
+                    runtime,
+                    case,
+                    &request,
+                    progress.as_ref(),
+                ))
+            },
+        );
         progress.finish();
         match result {
             Ok(result) => results.push(result),

@@ -20,7 +20,7 @@ pub(crate) struct Args {
 pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let (request, format) = (&args.request, args.format.format);
     if request.print_prompt {
-        let result = in_project(&args.project.project, |project, _| {
+        let result = in_project(&args.project.project, args.project.reach(), |project, _| {
             Ok(seams_authoring::draft_prompt(project, request)?)
         });
         return match result {
@@ -35,22 +35,26 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     }
     let progress = io.console.progress();
     let mut chatter = Vec::new();
-    let result = in_project(&args.project.project, |project, runtime| {
-        // Progress lines ("prompt sha256", cache hit or miss, rejections)
-        // go to stderr as they happen, unless quiet.
-        let err: &mut dyn Write = if io.console.quiet {
-            &mut chatter
-        } else {
-            &mut *io.err
-        };
-        Ok(seams_authoring::draft_generator(
-            project,
-            runtime,
-            request,
-            err,
-            progress.as_ref(),
-        )?)
-    });
+    let result = in_project(
+        &args.project.project,
+        args.project.reach(),
+        |project, runtime| {
+            // Progress lines ("prompt sha256", cache hit or miss, rejections)
+            // go to stderr as they happen, unless quiet.
+            let err: &mut dyn Write = if io.console.quiet {
+                &mut chatter
+            } else {
+                &mut *io.err
+            };
+            Ok(seams_authoring::draft_generator(
+                project,
+                runtime,
+                request,
+                err,
+                progress.as_ref(),
+            )?)
+        },
+    );
     match result {
         Ok(report) => {
             let written: Vec<String> = report

@@ -38,22 +38,26 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         ..GenerateOptions::default()
     };
     let mut project_fuel = 0;
-    let result = in_project(&args.project.project, |project, runtime| {
-        project_fuel = project.limits.fuel;
-        match generate(project, runtime, &options) {
-            Err(GenerateError::Busy { .. }) if !flags.no_wait => {
-                if !io.console.quiet {
-                    let _ = writeln!(io.err, "seams generate: {WAITING}");
+    let result = in_project(
+        &args.project.project,
+        args.project.reach(),
+        |project, runtime| {
+            project_fuel = project.limits.fuel;
+            match generate(project, runtime, &options) {
+                Err(GenerateError::Busy { .. }) if !flags.no_wait => {
+                    if !io.console.quiet {
+                        let _ = writeln!(io.err, "seams generate: {WAITING}");
+                    }
+                    let options = GenerateOptions {
+                        wait: Wait::Block,
+                        ..options.clone()
+                    };
+                    Ok(generate(project, runtime, &options)?)
                 }
-                let options = GenerateOptions {
-                    wait: Wait::Block,
-                    ..options.clone()
-                };
-                Ok(generate(project, runtime, &options)?)
+                other => Ok(other?),
             }
-            other => Ok(other?),
-        }
-    });
+        },
+    );
     let report = match result {
         Ok(report) => report,
         Err(e) => return io.fail(format, "generate", e),

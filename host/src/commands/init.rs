@@ -34,9 +34,13 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     };
     io.console.failures(io.err, "init", &generated.failures);
     let shown = dir.display().to_string();
+    let quiet = io.console.quiet;
     io.finish(
         format,
         || {
+            if quiet {
+                return String::new();
+            }
             format!(
                 "created {shown}: {}\ngenerated {} files into {}\nnext: edit {} and run `seams generate --project {shown}`; `seams check --project {shown}` says what is out of date\n",
                 report.files.join(", "),

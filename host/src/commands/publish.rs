@@ -24,21 +24,25 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let format = args.format.format;
     let progress = io.console.progress();
     let package = &args.package;
-    let result = in_project(&package.project.project, |project, runtime| {
-        let request = seams_authoring::PublishRequest {
-            dir: &package.dir,
-            goldens: package.goldens.as_deref(),
-            reference: &args.to,
-            source: args.source.as_deref(),
-        };
-        Ok(seams_authoring::publish(
-            request,
-            project,
-            runtime,
-            &registry(&project.root),
-            progress.as_ref(),
-        )?)
-    });
+    let result = in_project(
+        &package.project.project,
+        package.project.reach(),
+        |project, runtime| {
+            let request = seams_authoring::PublishRequest {
+                dir: &package.dir,
+                goldens: package.goldens.as_deref(),
+                reference: &args.to,
+                source: args.source.as_deref(),
+            };
+            Ok(seams_authoring::publish(
+                request,
+                project,
+                runtime,
+                &registry(&project.root),
+                progress.as_ref(),
+            )?)
+        },
+    );
     match result {
         Ok(report) => io.finish(
             format,

@@ -29,9 +29,10 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         address: args.address,
         port: args.port,
         allow_remote: args.allow_remote,
+        reach: args.project.reach(),
     };
     let root = args.project.project.clone();
-    let bound = Project::load(&root)
+    let bound = Project::load_reaching(&root, options.reach)
         .map_err(anyhow::Error::from)
         .and_then(|project| {
             Ok(Runtime::with_stack(

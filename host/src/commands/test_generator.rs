@@ -33,16 +33,20 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let format = args.format.format;
     let progress = io.console.progress();
     let package = &args.package;
-    let result = in_project(&package.project.project, |project, runtime| {
-        Ok(seams_authoring::test_generator(
-            &package.dir,
-            package.goldens.as_deref(),
-            project,
-            runtime,
-            args.probe,
-            progress.as_ref(),
-        )?)
-    });
+    let result = in_project(
+        &package.project.project,
+        package.project.reach(),
+        |project, runtime| {
+            Ok(seams_authoring::test_generator(
+                &package.dir,
+                package.goldens.as_deref(),
+                project,
+                runtime,
+                args.probe,
+                progress.as_ref(),
+            )?)
+        },
+    );
     match result {
         Ok(report) => {
             let code = if report.passed() {

@@ -23,10 +23,14 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     } else {
         args.format.format
     };
-    let result = in_project(&args.project.project, |project, runtime| {
-        let (output, line) = seams_core::parse_target(&args.target);
-        Ok(seams_core::trace_view(project, runtime, output, line)?)
-    });
+    let result = in_project(
+        &args.project.project,
+        args.project.reach(),
+        |project, runtime| {
+            let (output, line) = seams_core::parse_target(&args.target);
+            Ok(seams_core::trace_view(project, runtime, output, line)?)
+        },
+    );
     match result {
         Ok(view) => io.finish(
             format,

@@ -15,9 +15,11 @@ pub(crate) struct Args {
 
 pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let format = args.format.format;
-    let result = in_project(&args.project.project, |project, runtime| {
-        Ok(seams_core::view(project, runtime, &args.generator)?)
-    });
+    let result = in_project(
+        &args.project.project,
+        args.project.reach(),
+        |project, runtime| Ok(seams_core::view(project, runtime, &args.generator)?),
+    );
     match result {
         // The view model is JSON whatever the format.
         Ok(view) => io.finish(

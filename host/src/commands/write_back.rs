@@ -1,6 +1,6 @@
 //! `seams write-back`.
 
-use seams_core::{BlockChange, GenerateOptions, Planned, Wait, generate, plan_target};
+use seams_core::{BlockChange, Planned, plan_target};
 
 use crate::io::{EXIT_OK, FormatArg, Io, ProjectArg, in_project};
 
@@ -25,21 +25,22 @@ pub(crate) struct Args {
 pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let format = args.format.format;
     let mut shown = String::new();
-    let result = in_project(&args.project.project, |project, runtime| {
-        // A line's edit, or a block added or removed.
-        let plan = plan_target(project, runtime, &args.target)?;
-        shown = plan.to_text(&project.root);
-        let mut written = Vec::new();
-        if args.apply {
-            plan.apply(args.accept_effects)?;
-            let options = GenerateOptions {
-                wait: Wait::Block,
-                ..GenerateOptions::default()
-            };
-            written = generate(project, runtime, &options)?.written;
-        }
-        Ok((plan, written))
-    });
+    let result = in_project(
+        &args.project.project,
+        args.project.reach(),
+        |project, runtime| {
+            // A line's edit, or a block added or removed.
+            let plan = plan_target(project, runtime, &args.target)?;
+            shown = plan.to_text(&project.root);
+            let mut written = Vec::new();
+            if args.apply {
+                written = plan
+                    .apply_and_generate(project, runtime, args.accept_effects)?
+                    .written;
+            }
+            Ok((plan, written))
+        },
+    );
     match result {
         Ok((plan, written)) => {
             let model_file = plan.model_file().display().to_string();

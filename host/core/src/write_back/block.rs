@@ -403,7 +403,7 @@ pub fn apply_block_write_back(
     if !plan.effects.is_empty() && !accept_effects {
         return Err(WriteBackError::Effects(plan.effects.len()));
     }
-    write_model(&plan.model_file, &plan.patched_text)
+    write_model(&plan.model_file, plan.patched_text.as_bytes())
 }
 
 #[cfg(test)]

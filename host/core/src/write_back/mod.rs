@@ -21,10 +21,13 @@ mod block;
 
 pub use block::{BlockChange, BlockPlan, apply_block_write_back, plan_block_write_back};
 
+use crate::check::{ProblemKind, check_with};
 use crate::error::GenerateError;
+use crate::generate::{GenerateOptions, GenerateReport, generate};
 use crate::generation::{Generation, run_with_inputs};
 use crate::inputs::{Inputs, read_lock, read_stamp};
 use crate::project::{Project, posix};
+use crate::project_lock::Wait;
 use crate::trace_view::parse_target;
 
 /// Why an edit cannot be written back. Nothing is written then.
@@ -119,6 +122,13 @@ pub enum WriteBackError {
     /// Several model files write the literal.
     #[error("{} model files write this value ({}); change it by hand", .0.len(), .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     SeveralFiles(Vec<PathBuf>),
+    /// Other files hold hand edits that the generate after the patch
+    /// would refuse to overwrite: refused before the model is written.
+    #[error(
+        "{} hold(s) hand edits, which the generate after writing back would refuse to overwrite; nothing was written: move those edits elsewhere (or regenerate them), then write back again",
+        .0.join(", ")
+    )]
+    EditedElsewhere(Vec<String>),
     /// The patch changes other lines of the edited output, which has other
     /// hand edits too.
     #[error(
@@ -326,6 +336,57 @@ impl Planned {
             Planned::Line(plan) => &plan.model_file,
             Planned::Block(plan) => &plan.model_file,
         }
+    }
+
+    /// The edited output, output-relative.
+    fn output(&self) -> &str {
+        match self {
+            Planned::Line(plan) => &plan.output,
+            Planned::Block(plan) => &plan.output,
+        }
+    }
+
+    /// Writes the plan and generates, all or nothing: what would stop the
+    /// generate (a hand edit of another output, or of this one's sidecar)
+    /// refuses it before the model is written, and a generate that fails
+    /// once the model is written puts the model file back as it was.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteBackError::EditedElsewhere`], what [`Planned::apply`] and
+    /// [`generate`] refuse; the model and outputs are then as they were.
+    pub fn apply_and_generate(
+        &self,
+        project: &Project,
+        runtime: &Runtime,
+        accept_effects: bool,
+    ) -> Result<GenerateReport, WriteBackError> {
+        let own = format!("{}/{}", posix(&project.output_dir), self.output());
+        let report = check_with(project, runtime, Wait::Block)?;
+        let edited: Vec<String> = report
+            .problems
+            .iter()
+            .filter(|p| matches!(p.kind, ProblemKind::HandEdited | ProblemKind::EditedOrphan))
+            .filter_map(|p| p.path.clone())
+            .filter(|p| *p != own)
+            .collect();
+        if !edited.is_empty() {
+            return Err(WriteBackError::EditedElsewhere(edited));
+        }
+        let model_file = self.model_file();
+        let original = std::fs::read(model_file).map_err(|source| WriteBackError::Io {
+            path: model_file.to_owned(),
+            source,
+        })?;
+        self.apply(accept_effects)?;
+        let options = GenerateOptions {
+            wait: Wait::Block,
+            ..GenerateOptions::default()
+        };
+        generate(project, runtime, &options).or_else(|e| {
+            write_model(model_file, &original)?;
+            Err(e.into())
+        })
     }
 }
 
@@ -684,7 +745,7 @@ pub fn apply_write_back(plan: &WriteBackPlan, accept_effects: bool) -> Result<()
         let path = path.to_owned();
         move |source| WriteBackError::Io { path, source }
     };
-    write_model(&plan.model_file, &plan.patched_text)?;
+    write_model(&plan.model_file, plan.patched_text.as_bytes())?;
     if let Some((text, _)) = &plan.output_after {
         let path = plan.out_dir.join(&plan.output);
         crate::OutputDir::open(&plan.out_dir)
@@ -696,14 +757,14 @@ pub fn apply_write_back(plan: &WriteBackPlan, accept_effects: bool) -> Result<()
 
 /// Replaces the model file `path` with `text`, atomically, keeping its
 /// permissions.
-fn write_model(path: &Path, text: &str) -> Result<(), WriteBackError> {
+fn write_model(path: &Path, text: &[u8]) -> Result<(), WriteBackError> {
     let io = |source| WriteBackError::Io {
         path: path.to_owned(),
         source,
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)?;
+    std::io::Write::write_all(&mut file, text).map_err(io)?;
     file.as_file().sync_all().map_err(io)?;
     if let Ok(metadata) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(file.path(), metadata.permissions());
