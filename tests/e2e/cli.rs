@@ -109,7 +109,9 @@ fn color_only_when_asked_or_on_a_terminal() {
     // clean project in green.
     let clean = run(&p, &["check", "--color", "always"]);
     assert!(
-        clean.stdout.starts_with("\u{1b}[32mclean\u{1b}[0m: every output"),
+        clean
+            .stdout
+            .starts_with("\u{1b}[32mclean\u{1b}[0m: every output"),
         "{clean:?}"
     );
     std::fs::write(p.path().join("out/app.js"), "// edited\n").unwrap();

@@ -90,12 +90,20 @@ fn a_cloned_projects_planted_symlinks_are_refused_and_nothing_outside_is_touched
             };
             let run = seams_in(p.path(), args);
             assert_eq!(run.code, 1, "{what}: {command}: {run:?}");
-            assert!(run.stderr.contains(said), "{what}: {command}: {}", run.stderr);
+            assert!(
+                run.stderr.contains(said),
+                "{what}: {command}: {}",
+                run.stderr
+            );
             assert!(run.stderr.contains("--allow-outside"), "{}", run.stderr);
             assert!(!run.stderr.contains("SECRET"), "{what}: {}", run.stderr);
             assert!(!run.stdout.contains("SECRET"), "{what}: {}", run.stdout);
         }
-        assert_eq!(snapshot(o), before_here, "{what}: something outside changed");
+        assert_eq!(
+            snapshot(o),
+            before_here,
+            "{what}: something outside changed"
+        );
         assert!(!o.join("new.lock").exists(), "{what}");
     }
     // The seams.toml copied for the manifest case is the only new file.
@@ -130,7 +138,9 @@ fn a_link_planted_among_the_outputs_is_named_with_the_generator_that_writes_ther
         assert_eq!(run.code, 1, "{command}: {run:?}");
         assert!(
             run.stderr.contains("out/app.py is a symbolic link (to ")
-                && run.stderr.contains("where generator fastapi writes out/app.py")
+                && run
+                    .stderr
+                    .contains("where generator fastapi writes out/app.py")
                 && run.stderr.contains("remove the link and run again"),
             "{command}: {}",
             run.stderr
@@ -146,8 +156,11 @@ fn a_link_planted_among_the_outputs_is_named_with_the_generator_that_writes_ther
     let run = seams_in(p.path(), &["generate"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains("out/conversations.html is a symbolic link")
-            && run.stderr.contains("generator htmx writes out/conversations.html"),
+        run.stderr
+            .contains("out/conversations.html is a symbolic link")
+            && run
+                .stderr
+                .contains("generator htmx writes out/conversations.html"),
         "{}",
         run.stderr
     );

@@ -349,7 +349,9 @@ fn write_back_writes_the_model_and_the_outputs_together_or_nothing() {
     let refused = seams_in(p.path(), &args);
     assert_eq!(refused.code, 1, "{refused:?}");
     assert!(
-        refused.stderr.contains("out/thread.html hold(s) hand edits")
+        refused
+            .stderr
+            .contains("out/thread.html hold(s) hand edits")
             && refused.stderr.contains("nothing was written"),
         "{}",
         refused.stderr
@@ -360,7 +362,11 @@ fn write_back_writes_the_model_and_the_outputs_together_or_nothing() {
     let p = edited(28, edit);
     let sidecar = p.path().join("out/conversations.html.trace.json");
     let text = std::fs::read_to_string(&sidecar).unwrap();
-    std::fs::write(&sidecar, text.replacen("conversation_list", "thread_page", 1)).unwrap();
+    std::fs::write(
+        &sidecar,
+        text.replacen("conversation_list", "thread_page", 1),
+    )
+    .unwrap();
     let before = all_files(&p);
     let refused = seams_in(p.path(), &args);
     assert_eq!(refused.code, 1, "{refused:?}");
