@@ -110,6 +110,38 @@ fn typos_in_each_example_are_refused_naming_file_line_and_the_closest_term() {
     }
 }
 
+/// One element both a page and the application's database: each of its
+/// shapes holds, but the vocabulary declares the two kinds disjoint, so
+/// the model is refused before any generator runs, naming the element.
+#[test]
+fn an_element_of_two_kinds_is_refused_naming_it_and_both_kinds() {
+    let p = example_project("expense");
+    let model_path = p.path().join("model.ttl");
+    let model = std::fs::read_to_string(&model_path)
+        .unwrap()
+        .replacen(
+            "ui:database exp:expenses_db .",
+            "ui:database exp:reports_page .",
+            1,
+        )
+        .replacen(
+            "exp:reports_page a ui:Page ;",
+            "exp:reports_page a ui:Page, ui:Database ;\n    ui:engine \"postgres\" ;",
+            1,
+        );
+    std::fs::write(&model_path, model).unwrap();
+    let run = seams(&["generate", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "exp:reports_page is both a ui:Database and a ui:Page, which the vocabulary <https://w3id.org/seams/ui#> declares disjoint"
+        ) && run.stderr.contains("model.ttl:"),
+        "{}",
+        run.stderr
+    );
+    assert!(!p.path().join("out").exists(), "nothing is written");
+}
+
 /// The component cache notes the namespaces of a generator's vocabularies
 /// when it runs to its end, and later runs gather their IRIs as they read
 /// the model instead of scanning the store: the findings are the same

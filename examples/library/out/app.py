@@ -149,7 +149,7 @@ class Loan(BaseModel):
     """One loan record."""
 
     due_on: datetime.date
-    state: Literal["out", "overdue", "returned"] = "out"
+    state: Literal["out", "overdue", "returned", "lost"] = "out"
     book: int
     member: int
 
@@ -161,11 +161,13 @@ LOAN_STATE_LABELS = {
     "out": "Out",
     "overdue": "Overdue",
     "returned": "Returned",
+    "lost": "Lost",
 }
 LOAN_STATE_NEXT = {
     "out": ("overdue", "returned",),
-    "overdue": ("returned",),
+    "overdue": ("returned", "lost",),
     "returned": (),
+    "lost": (),
 }
 
 

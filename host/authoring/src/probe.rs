@@ -1140,6 +1140,14 @@ mod tests {
         .unwrap()
     }
 
+    fn library() -> Model {
+        Model::parse(
+            "library.ttl",
+            include_str!("../../../examples/library/model.ttl"),
+        )
+        .unwrap()
+    }
+
     fn capitalised(s: &str) -> String {
         let mut c = s.chars();
         c.next()
@@ -1180,10 +1188,11 @@ mod tests {
 
     #[test]
     fn add_on_a_filtered_list_clones_what_the_element_owns() {
-        let model = expense();
-        assert_eq!(refusal(&model, |m| status_enums(m, false)), None);
-        let wrong = refusal(&model, |m| status_enums(m, true)).expect("refused");
-        assert!(wrong.starts_with("add ui:Attribute: "), "{wrong}");
+        for model in [expense(), library()] {
+            assert_eq!(refusal(&model, |m| status_enums(m, false)), None);
+            let wrong = refusal(&model, |m| status_enums(m, true)).expect("refused");
+            assert!(wrong.starts_with("add ui:Attribute: "), "{wrong}");
+        }
     }
 
     /// The second: each form's title and submit button.
@@ -1206,10 +1215,11 @@ mod tests {
 
     #[test]
     fn revalue_leaves_a_longer_value_that_holds_the_changed_one() {
-        let model = chat();
-        assert_eq!(refusal(&model, |m| forms(m, false)), None);
-        let wrong = refusal(&model, |m| forms(m, true)).expect("refused");
-        assert!(wrong.contains("<button>"), "{wrong}");
+        for model in [chat(), library()] {
+            assert_eq!(refusal(&model, |m| forms(m, false)), None);
+            let wrong = refusal(&model, |m| forms(m, true)).expect("refused");
+            assert!(wrong.contains("<button>"), "{wrong}");
+        }
     }
 
     /// The third and fifth: a SQL schema, a table per entity, a column per
@@ -1246,7 +1256,7 @@ mod tests {
             for r in select(
                 model,
                 &format!(
-                    "SELECT ?r ?name ?t ?target ?tlabel WHERE {{ <{}> ui:relation ?r . ?r ui:name ?name ; ui:relatedEntity ?t . ?t ui:name ?target ; rdfs:label ?tlabel }}",
+                    "SELECT ?r ?name ?t ?target ?tlabel WHERE {{ <{}> ui:relation ?r . ?r ui:name ?name ; ui:relatedEntity ?t . ?t ui:name ?target ; rdfs:label ?tlabel }} ORDER BY ?name",
                     e["e"]
                 ),
             ) {
@@ -1267,23 +1277,29 @@ mod tests {
 
     #[test]
     fn revalue_accepts_a_value_derived_from_a_linked_element() {
-        let model = chat();
-        assert_eq!(refusal(&model, |m| schema(m, None)), None);
-        let wrong = refusal(&model, |m| schema(m, Some("target from its label"))).expect("refused");
-        assert!(wrong.starts_with("revalue: "), "{wrong}");
-        assert!(wrong.contains("REFERENCES conversation(id)"), "{wrong}");
+        for (model, shown) in [
+            (chat(), "REFERENCES conversation(id)"),
+            (library(), "REFERENCES book(id)"),
+        ] {
+            assert_eq!(refusal(&model, |m| schema(m, None)), None);
+            let wrong =
+                refusal(&model, |m| schema(m, Some("target from its label"))).expect("refused");
+            assert!(wrong.starts_with("revalue: "), "{wrong}");
+            assert!(wrong.contains(shown), "{wrong}");
+        }
     }
 
     #[test]
     fn remove_takes_what_the_element_owns_with_it() {
-        let model = chat();
-        assert_eq!(refusal(&model, |m| schema(m, None)), None);
-        let wrong =
-            refusal(&model, |m| schema(m, Some("columns traced to the first"))).expect("refused");
-        assert!(
-            wrong.starts_with("add ") || wrong.starts_with("remove "),
-            "{wrong}"
-        );
+        for model in [chat(), expense(), library()] {
+            assert_eq!(refusal(&model, |m| schema(m, None)), None);
+            let wrong = refusal(&model, |m| schema(m, Some("columns traced to the first")))
+                .expect("refused");
+            assert!(
+                wrong.starts_with("add ") || wrong.starts_with("remove "),
+                "{wrong}"
+            );
+        }
     }
 
     /// The fourth: the pages' paths as a JSON list, a comma after all but
@@ -1309,7 +1325,7 @@ mod tests {
 
     #[test]
     fn add_and_remove_leave_separators_between_elements_alone() {
-        for model in [chat(), expense()] {
+        for model in [chat(), expense(), library()] {
             assert_eq!(refusal(&model, |m| paths(m, false)), None);
             let wrong = refusal(&model, |m| paths(m, true)).expect("refused");
             assert!(

@@ -149,7 +149,7 @@ class Loan(BaseModel):  [graph: lib:Loan]
     """One loan record."""  [graph: lib:Loan]
 
     due_on: datetime.date  [graph: lib:due_on]
-    state: Literal["out", "overdue", "returned"] = "out"  [graph: lib:loan_state, lib:out, lib:overdue, lib:returned]
+    state: Literal["out", "overdue", "returned", "lost"] = "out"  [graph: lib:loan_state, lib:lost, lib:out, lib:overdue, lib:returned]
     book: int  [graph: lib:Book, lib:loan_book]
     member: int  [graph: lib:Member, lib:loan_member]
 
@@ -161,11 +161,13 @@ LOAN_STATE_LABELS = {  [graph: lib:loan_state]
     "out": "Out",  [graph: lib:out]
     "overdue": "Overdue",  [graph: lib:overdue]
     "returned": "Returned",  [graph: lib:returned]
+    "lost": "Lost",  [graph: lib:lost]
 }  [graph: lib:loan_state]
 LOAN_STATE_NEXT = {  [graph: lib:loan_state]
     "out": ("overdue", "returned",),  [graph: lib:out, lib:overdue, lib:returned]
-    "overdue": ("returned",),  [graph: lib:overdue, lib:returned]
+    "overdue": ("returned", "lost",),  [graph: lib:lost, lib:overdue, lib:returned]
     "returned": (),  [graph: lib:returned]
+    "lost": (),  [graph: lib:lost]
 }  [graph: lib:loan_state]
 
 
