@@ -386,3 +386,82 @@ fn write_back_writes_the_model_and_the_outputs_together_or_nothing() {
     assert!(model(&p).contains("\"Your threads\""));
     assert_eq!(seams_in(p.path(), &["check"]).code, 0);
 }
+
+/// T5's central edit: a field added below "Topic" with its own label and
+/// name becomes a copy of the Topic field with both solved for, binding a
+/// new attribute named after it in the entity the form creates; the
+/// library's book form the same way.
+#[test]
+fn a_new_form_field_with_its_own_name_is_written_back_with_an_attribute_of_its_own() {
+    let cases = [
+        (
+            "chat",
+            "conversations.html",
+            "new_conversation_form",
+            "topic",
+            "https://example.org/chat#Conversation",
+        ),
+        (
+            "library",
+            "books.html",
+            "new_book_form",
+            "isbn",
+            "https://example.org/library#Book",
+        ),
+    ];
+    for (example, output, form, name, entity) in cases {
+        let p = block_edited(example, output, |lines| {
+            let at = lines
+                .iter()
+                .position(|l| l.contains(&format!("name=\"{name}\"")))
+                .unwrap();
+            lines.insert(
+                at + 1,
+                format!("      <label for=\"{form}-mood\">Mood</label>"),
+            );
+            let input = lines[at]
+                .replace(&format!("{form}-{name}"), &format!("{form}-mood"))
+                .replace(&format!("name=\"{name}\""), "name=\"mood\"");
+            lines.insert(at + 2, input);
+        });
+        let edited = std::fs::read_to_string(p.path().join("out").join(output)).unwrap();
+        let before = model(&p);
+        let target = format!("out/{output}");
+        let plan = seams_in(p.path(), &["write-back", &target]);
+        assert_eq!(plan.code, 0, "{example}: {plan:?}");
+        assert!(
+            plan.stdout.contains("2 added line(s): a new element <")
+                && plan.stdout.contains("labelled \"Mood\"")
+                && plan.stdout.contains("  with <"),
+            "{example}: {}",
+            plan.stdout
+        );
+        assert!(
+            plan.stdout.contains(&format!(
+                "+<{entity}> <https://w3id.org/seams/ui#attribute> <"
+            )),
+            "{example}: {}",
+            plan.stdout
+        );
+        assert_eq!(model(&p), before, "{example}: a plan writes nothing");
+        let applied = seams_in(
+            p.path(),
+            &["write-back", &target, "--apply", "--accept-effects"],
+        );
+        assert_eq!(applied.code, 0, "{example}: {applied:?}");
+        let after = model(&p);
+        assert!(after.starts_with(&before), "{example}: {after}");
+        for value in ["\"Mood\"", "\"mood\""] {
+            assert_eq!(
+                after[before.len()..].matches(value).count(),
+                2,
+                "{example}: the field and its attribute: {after}"
+            );
+        }
+        assert_put_get(&p, output, &edited);
+        // GetPut: generated again, nothing to write back.
+        let again = seams_in(p.path(), &["write-back", &target]);
+        assert_eq!(again.code, 1, "{example}: {again:?}");
+        assert!(again.stderr.contains("no hand edit"), "{again:?}");
+    }
+}

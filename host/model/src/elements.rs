@@ -110,7 +110,7 @@ impl Model {
     /// The elements `iri` points at through a property its kind holds
     /// several of, and of no type of its own: a state's next states are
     /// its peers, not its parts.
-    pub(crate) fn held(&self, iri: &str) -> Vec<String> {
+    fn held(&self, iri: &str) -> Vec<String> {
         let Ok(node) = NamedNode::new(iri) else {
             return Vec::new();
         };

@@ -97,6 +97,7 @@ fn json(plan: &Planned) -> serde_json::Value {
                     sibling,
                     element,
                     label,
+                    ..
                 } => ("added", element, Some(sibling), Some(label)),
                 BlockChange::Removed { element } => ("removed", element, None, None),
             };

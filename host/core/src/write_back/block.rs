@@ -23,7 +23,9 @@ const CANDIDATES: usize = 8;
 /// The model change that gives an added or removed block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockChange {
-    /// A new element, a copy of `sibling` with the label `label`.
+    /// A new element, a copy of `sibling` with the label `label`, and
+    /// copies of what it owns and of what it binds that is named after it
+    /// (a field's attribute), each value the added lines show solved for.
     Added {
         /// The element copied.
         sibling: String,
@@ -31,6 +33,11 @@ pub enum BlockChange {
         element: String,
         /// Its label.
         label: String,
+        /// The other elements copied with it: (original, copy).
+        copies: Vec<(String, String)>,
+        /// Every value the copies take that differs from their
+        /// original's: (copy, property, value).
+        values: Vec<(String, String, String)>,
     },
     /// The element and every triple it occurs in, removed.
     Removed {
@@ -75,10 +82,18 @@ impl BlockPlan {
                 sibling,
                 element,
                 label,
-            } => format!(
-                "{}:{first}: {count} added line(s): a new element <{element}>, a copy of <{sibling}> labelled {label:?}\n",
-                self.output
-            ),
+                copies,
+                ..
+            } => {
+                let mut text = format!(
+                    "{}:{first}: {count} added line(s): a new element <{element}>, a copy of <{sibling}> labelled {label:?}\n",
+                    self.output
+                );
+                for (original, copy) in copies {
+                    text.push_str(&format!("  with <{copy}>, a copy of <{original}>\n"));
+                }
+                text
+            }
             BlockChange::Removed { element } => format!(
                 "{}:{first}: {count} removed line(s): <{element}> removed\n",
                 self.output
@@ -221,35 +236,39 @@ pub(super) fn plan_block(
             candidates.dedup();
             let mut found = None;
             for sibling in candidates.into_iter().take(CANDIDATES) {
-                let element = fresh_iri(model, &sibling);
-                // A label no text holds, then solved for the one that
-                // prints the added lines.
-                let marker = "\u{2063}seams-label\u{2063}";
-                let (trial, _) = run(&[Edit::Copy {
-                    from: sibling.clone(),
-                    to: element.clone(),
-                    label: marker.to_owned(),
-                }])?;
-                let Some(label) =
-                    generated(&trial, &rel).and_then(|(t, _)| solve_label(t, edited, marker))
+                // The sibling, what it owns, and what it alone of its kind
+                // binds (a field's attribute): each string value a marker
+                // no text holds, then solved for what the added lines
+                // show.
+                let copy = Copied::of(model, &sibling, |olds| {
+                    // The lines the originals print now, beside the added
+                    // ones: a value they show that the added lines do not
+                    // is one the user changed.
+                    let shown: String = (1..=g.len())
+                        .filter(|l| terms_of(*l).iter().any(|t| olds.contains(t)))
+                        .map(|l| format!("{}\n", g[l - 1]))
+                        .collect();
+                    (shown, e[prefix..prefix + added].join("\n"))
+                });
+                let (trial, _) = run(&[copy.trial()])?;
+                let Some(solved) = generated(&trial, &rel)
+                    .and_then(|(t, _)| solve_markers(t, edited, &copy.marker_names()))
                 else {
                     continue;
                 };
-                let (after, changed) = run(&[Edit::Copy {
-                    from: sibling.clone(),
-                    to: element.clone(),
-                    label: label.clone(),
-                }])?;
-                if gives_edit(&after) {
-                    found = Some((
-                        BlockChange::Added {
-                            sibling,
-                            element,
-                            label,
-                        },
-                        changed,
-                        after,
-                    ));
+                // With an attribute of its own first, then binding the
+                // sibling's.
+                for with_bound in [true, false] {
+                    let Some(edit) = copy.solved(&solved, with_bound) else {
+                        continue;
+                    };
+                    let (after, changed) = run(std::slice::from_ref(&edit))?;
+                    if gives_edit(&after) {
+                        found = Some((copy.change(&edit), changed, after));
+                        break;
+                    }
+                }
+                if found.is_some() {
                     break;
                 }
             }
@@ -287,18 +306,279 @@ fn fresh_iri(model: &Model, sibling: &str) -> String {
         .expect("some suffix is free")
 }
 
-/// The label that turns `trial` (generated with `marker` as the label)
-/// into `edited`, if one does.
-fn solve_label(trial: &str, edited: &str, marker: &str) -> Option<String> {
-    let count = trial.matches(marker).count();
-    let start = trial.find(marker)?;
-    let grow = edited.len() as isize - trial.len() as isize;
-    if grow % count as isize != 0 {
-        return None;
+/// A copy of a sibling element being planned: the elements copied with
+/// their new IRIs, the values the user changed, each solved for through a
+/// marker, and the values of what the sibling binds.
+struct Copied {
+    /// (original, copy): the sibling and what it owns first (`owned` of
+    /// them), then what it alone of its kind binds (a field's attribute).
+    iris: Vec<(String, String)>,
+    owned: usize,
+    /// The owned elements' values that their lines show now and the added
+    /// lines do not: (original element, property, value).
+    marked: Vec<(String, String, String)>,
+    /// The bound elements' string values: (original element, property,
+    /// value).
+    bound: Vec<(String, String, String)>,
+    /// The sibling's label.
+    label: String,
+}
+
+/// The marker standing for the `i`-th value: a word no output holds,
+/// cased like the value it stands for (`old`), so that it keeps to the
+/// patterns the vocabulary's shapes give names (a lower-case attribute
+/// name, a capitalised entity name), and none the start of another.
+fn marker(i: usize, old: &str) -> String {
+    let word = format!("zqseamsmark{i}q");
+    if old.chars().next().is_some_and(char::is_uppercase) {
+        let mut chars = word.chars();
+        chars
+            .next()
+            .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+            .unwrap_or_default()
+    } else {
+        word
     }
-    let len = usize::try_from(marker.len() as isize + grow / count as isize).ok()?;
-    let label = edited.get(start..start + len)?;
-    (!label.contains('\n') && trial.replace(marker, label) == edited).then(|| label.to_owned())
+}
+
+const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
+
+impl Copied {
+    /// `lines` gives, for the originals, the text of the lines they print
+    /// now and of the added lines: only a value the first shows and the
+    /// second does not is solved for (a value kept, like an input type,
+    /// stays as it is, and may be one a shape enumerates).
+    fn of(model: &Model, sibling: &str, lines: impl Fn(&[String]) -> (String, String)) -> Copied {
+        let mut olds = vec![sibling.to_owned()];
+        olds.extend(model.children(sibling));
+        let owned = olds.len();
+        // Bound: what the sibling points at and no other element of its
+        // types points at, that sits in a list of its own (a field's
+        // attribute, in its entity).
+        let types = model.types_of(sibling);
+        for target in model.pointed_at(sibling) {
+            if olds.contains(&target) || model.containers(&target).is_empty() {
+                continue;
+            }
+            let shared = model
+                .neighbours(&target)
+                .iter()
+                .any(|n| n != sibling && model.types_of(n).iter().any(|t| types.contains(t)));
+            if !shared {
+                olds.push(target);
+            }
+        }
+        let iris: Vec<(String, String)> = olds
+            .iter()
+            .map(|old| (old.clone(), fresh_iri(model, old)))
+            .collect();
+        let (before, after) = lines(&olds[..owned]);
+        let strings: Vec<(String, String, String)> = model
+            .literal_values()
+            .into_iter()
+            .filter(|(e, _, v)| {
+                olds.contains(e)
+                    && !v.is_empty()
+                    && v.parse::<f64>().is_err()
+                    && v != "true"
+                    && v != "false"
+            })
+            .collect();
+        let (owned_values, bound): (Vec<_>, Vec<_>) = strings
+            .into_iter()
+            .partition(|(e, _, _)| olds[..owned].contains(e));
+        let marked = owned_values
+            .into_iter()
+            .filter(|(_, _, v)| before.contains(v.as_str()) && !after.contains(v.as_str()))
+            .collect();
+        Copied {
+            iris,
+            owned,
+            marked,
+            bound,
+            label: model.label(sibling).unwrap_or_default().to_owned(),
+        }
+    }
+
+    fn marker_names(&self) -> Vec<String> {
+        self.marked
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, old))| marker(i, old))
+            .collect()
+    }
+
+    /// The owned elements' copy with a marker for every value changed.
+    fn trial(&self) -> Edit {
+        Edit::Clone {
+            iris: self.iris[..self.owned].to_vec(),
+            values: self
+                .marked
+                .iter()
+                .zip(self.marker_names())
+                .map(|((e, p, _), m)| (e.clone(), p.clone(), m))
+                .collect(),
+        }
+    }
+
+    /// The copy with the solved values (a value not solved for is its
+    /// original's). `with_bound`: a bound element whose value equals a
+    /// changed one's original (an attribute named like its field) is
+    /// copied too, with the new value: a new field gets an attribute of its
+    /// own; `None` when there is none. `None` too when the added lines
+    /// show none of the changed values.
+    fn solved(&self, solved: &[Option<String>], with_bound: bool) -> Option<Edit> {
+        if !self.marked.is_empty() && solved.iter().all(Option::is_none) {
+            return None;
+        }
+        let shown: Vec<(&str, &str)> = self
+            .marked
+            .iter()
+            .zip(solved)
+            .filter_map(|((_, _, old), new)| Some((old.as_str(), new.as_deref()?)))
+            .filter(|(old, new)| old != new)
+            .collect();
+        let mut iris = self.iris[..self.owned].to_vec();
+        let mut values: Vec<(String, String, String)> = self
+            .marked
+            .iter()
+            .zip(solved)
+            .filter_map(|((e, p, old), new)| {
+                let new = new.as_deref()?;
+                (new != old).then(|| (e.clone(), p.clone(), new.to_owned()))
+            })
+            .collect();
+        if with_bound {
+            let named: Vec<(String, String, String)> = self
+                .bound
+                .iter()
+                .filter_map(|(e, p, old)| {
+                    let (_, new) = shown.iter().find(|(o, _)| o == old)?;
+                    Some((e.clone(), p.clone(), (*new).to_owned()))
+                })
+                .collect();
+            if named.is_empty() {
+                return None;
+            }
+            iris.extend(
+                self.iris[self.owned..]
+                    .iter()
+                    .filter(|(old, _)| named.iter().any(|(e, _, _)| e == old))
+                    .cloned(),
+            );
+            values.extend(named);
+        }
+        Some(Edit::Clone { iris, values })
+    }
+
+    /// The change an edit made of [`Copied::solved`] is.
+    fn change(&self, edit: &Edit) -> BlockChange {
+        let Edit::Clone { iris, values } = edit else {
+            unreachable!("Copied makes clones")
+        };
+        let (sibling, element) = iris[0].clone();
+        let new_of = |old: &str| {
+            iris.iter()
+                .find(|(o, _)| o == old)
+                .map_or_else(|| old.to_owned(), |(_, n)| n.clone())
+        };
+        let label = values
+            .iter()
+            .find(|(e, p, _)| *e == sibling && p == RDFS_LABEL)
+            .map(|(_, _, v)| v.clone())
+            .unwrap_or_else(|| self.label.clone());
+        BlockChange::Added {
+            sibling,
+            element,
+            label,
+            copies: iris[1..].to_vec(),
+            values: values
+                .iter()
+                .map(|(e, p, v)| (new_of(e), p.clone(), v.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// The value each marker of `markers` stands for in `edited`, given
+/// `trial`, the output generated with the markers in place of the values:
+/// `edited` must be `trial` with every marker replaced by one value (the
+/// same wherever it occurs, on one line); `None` for a marker `trial` does
+/// not hold. `None` when no such values exist.
+fn solve_markers(trial: &str, edited: &str, markers: &[String]) -> Option<Vec<Option<String>>> {
+    // The part that differs: markers sit only there.
+    let prefix = trial
+        .bytes()
+        .zip(edited.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let prefix = trial[..prefix].rfind('\n').map_or(0, |i| i + 1);
+    let most = trial.len().min(edited.len()) - prefix;
+    let suffix = trial
+        .bytes()
+        .rev()
+        .zip(edited.bytes().rev())
+        .take(most)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = trial[trial.len() - suffix..]
+        .find('\n')
+        .map_or(0, |i| suffix - i);
+    let (pattern, text) = (
+        &trial[prefix..trial.len() - suffix],
+        &edited[prefix..edited.len() - suffix],
+    );
+    // The pattern as literal text and marker indices.
+    let mut pieces: Vec<Result<usize, &str>> = Vec::new();
+    let mut rest = pattern;
+    while !rest.is_empty() {
+        let next = markers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| rest.find(m.as_str()).map(|at| (at, i)))
+            .min();
+        match next {
+            Some((at, i)) => {
+                if at > 0 {
+                    pieces.push(Err(&rest[..at]));
+                }
+                pieces.push(Ok(i));
+                rest = &rest[at + markers[i].len()..];
+            }
+            None => {
+                pieces.push(Err(rest));
+                rest = "";
+            }
+        }
+    }
+    let mut values: Vec<Option<String>> = vec![None; markers.len()];
+    fn fill(pieces: &[Result<usize, &str>], text: &str, values: &mut Vec<Option<String>>) -> bool {
+        let Some((piece, more)) = pieces.split_first() else {
+            return text.is_empty();
+        };
+        match piece {
+            Err(literal) => text
+                .strip_prefix(literal)
+                .is_some_and(|rest| fill(more, rest, values)),
+            Ok(i) => {
+                if let Some(value) = values[*i].clone() {
+                    return text
+                        .strip_prefix(value.as_str())
+                        .is_some_and(|rest| fill(more, rest, values));
+                }
+                let line = text.find('\n').unwrap_or(text.len());
+                for end in (1..=line).filter(|e| text.is_char_boundary(*e)) {
+                    values[*i] = Some(text[..end].to_owned());
+                    if fill(more, &text[end..], values) {
+                        return true;
+                    }
+                }
+                values[*i] = None;
+                false
+            }
+        }
+    }
+    fill(&pieces, text, &mut values).then_some(values)
 }
 
 /// The one model file the change is written in, and its patched text,
@@ -339,7 +619,10 @@ fn patch_file(
                 })?
         }
         BlockChange::Added {
-            sibling, element, ..
+            sibling,
+            element,
+            copies,
+            ..
         } => {
             let (file, text) = texts
                 .iter()
@@ -347,12 +630,23 @@ fn patch_file(
                 .ok_or_else(|| WriteBackError::BlockUnwritable {
                     element: sibling.clone(),
                 })?;
-            let triples =
-                changed
-                    .ntriples_about(element)
-                    .ok_or_else(|| WriteBackError::BlockUnwritable {
-                        element: sibling.clone(),
-                    })?;
+            // Each new element's triples, and those pointing at it; a
+            // triple between two of them once.
+            let mut triples = String::new();
+            for new in std::iter::once(element).chain(copies.iter().map(|(_, c)| c)) {
+                let about =
+                    changed
+                        .ntriples_about(new)
+                        .ok_or_else(|| WriteBackError::BlockUnwritable {
+                            element: sibling.clone(),
+                        })?;
+                for line in about.lines() {
+                    if !triples.lines().any(|l| l == line) {
+                        triples.push_str(line);
+                        triples.push('\n');
+                    }
+                }
+            }
             let mut patched = text.clone();
             if !patched.is_empty() && !patched.ends_with('\n') {
                 patched.push('\n');
@@ -411,24 +705,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_label_that_prints_the_added_lines_is_solved_for() {
-        let m = "\u{2063}M\u{2063}";
-        let table: &[(&str, &str, Option<&str>)] = &[
+    fn the_values_that_print_the_added_lines_are_solved_for() {
+        let markers = vec![marker(0, "Topic"), marker(1, "topic")];
+        assert_eq!(markers, ["Zqseamsmark0q", "zqseamsmark1q"]);
+        type Row = (
+            &'static str,
+            &'static str,
+            Option<[Option<&'static str>; 2]>,
+        );
+        let table: &[Row] = &[
             (
-                "<h1>M</h1>\n<p>M</p>",
-                "<h1>Tea</h1>\n<p>Tea</p>",
-                Some("Tea"),
+                "x\n<h1>A</h1>\n<p>A</p>\ny",
+                "x\n<h1>Tea</h1>\n<p>Tea</p>\ny",
+                Some([Some("Tea"), None]),
             ),
-            ("a M b", "a  b", Some("")),
-            ("a M b M", "a X b Y", None),
-            ("a M b", "a X\nY b", None),
-            ("no marker", "no marker", None),
+            // A label and a name, each once or twice.
+            (
+                "<label for=\"f-B\">A</label>\n<input id=\"f-B\" name=\"B\">",
+                "<label for=\"f-mood\">Mood</label>\n<input id=\"f-mood\" name=\"mood\">",
+                Some([Some("Mood"), Some("mood")]),
+            ),
+            ("a A b A", "a X b Y", None),
+            ("a A b", "a X\nY b", None),
+            ("a A b", "a  b", None),
+            ("no marker", "no marker", Some([None, None])),
         ];
-        for (trial, edited, label) in table {
-            let trial = trial.replace('M', m);
+        for (trial, edited, values) in table {
+            let trial = trial.replace('A', &markers[0]).replace('B', &markers[1]);
+            let expected = values.map(|v| v.map(|x| x.map(str::to_owned)).to_vec());
             assert_eq!(
-                solve_label(&trial, edited, m).as_deref(),
-                *label,
+                solve_markers(&trial, edited, &markers),
+                expected,
                 "{trial:?}"
             );
         }
