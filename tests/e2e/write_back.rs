@@ -465,3 +465,151 @@ fn a_new_form_field_with_its_own_name_is_written_back_with_an_attribute_of_its_o
         assert!(again.stderr.contains("no hand edit"), "{again:?}");
     }
 }
+
+/// The edits users make to a generated page, each either given back
+/// exactly (PutGet, then GetPut: nothing more to write back) or refused
+/// naming why, with nothing written. The README lists the same table.
+#[test]
+fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
+    type Edit = fn(&mut Vec<String>);
+    let section: Edit = |l| {
+        let at = l.iter().position(|x| x.contains("</section>")).unwrap() + 1;
+        let block = [
+            "    <section id=\"archive_list\">",
+            "      <h3>Archived</h3>",
+            "      <ul hx-get=\"/api/lists/archive_list\" hx-trigger=\"load, conversation-changed from:body\">",
+            "        <li>Nothing archived.</li>",
+            "      </ul>",
+            "      <a class=\"flow\" href=\"thread.html\">Open the thread</a>",
+            "    </section>",
+        ];
+        for (i, line) in block.iter().enumerate() {
+            l.insert(at + i, (*line).to_owned());
+        }
+    };
+    // (example, output, the edit, what it does, Ok(what the plan says) or
+    // Err(what the refusal says))
+    let rows: [(&str, &str, Edit, &str, Result<&str, &str>); 7] = [
+        (
+            "chat",
+            "conversations.html",
+            |l| {
+                let at = l.iter().position(|x| x.contains(">Thread</a>")).unwrap() + 1;
+                l.insert(
+                    at,
+                    "      <a href=\"settings.html\">Settings</a>".to_owned(),
+                );
+            },
+            "add a page to the navigation",
+            Ok(
+                "1 added line(s): a new element <https://example.org/chat#thread_page_2>, a copy of <https://example.org/chat#thread_page> labelled \"Settings\"",
+            ),
+        ),
+        (
+            "chat",
+            "conversations.html",
+            |l| {
+                let from = l
+                    .iter()
+                    .position(|x| x.contains("<section id=\"conversation_list\">"))
+                    .unwrap();
+                let to = l.iter().position(|x| x.contains("</section>")).unwrap();
+                l.drain(from..=to);
+            },
+            "remove a list",
+            Ok("7 removed line(s): <https://example.org/chat#conversation_list> removed"),
+        ),
+        (
+            "chat",
+            "thread.html",
+            |l| {
+                let at = l.iter().position(|x| x.contains(">Your name<")).unwrap();
+                l.drain(at..at + 2);
+            },
+            "remove a form field",
+            Ok("2 removed line(s): <https://example.org/chat#author_field> removed"),
+        ),
+        (
+            "chat",
+            "conversations.html",
+            section,
+            "add a list (its id and route come from its IRI, which orders it)",
+            Err("no single model change gives this edit back"),
+        ),
+        (
+            "expense",
+            "report.html",
+            |l| {
+                let at = l
+                    .iter()
+                    .position(|x| x.contains(">Rejected</option>"))
+                    .unwrap()
+                    + 1;
+                l.insert(
+                    at,
+                    "        <option value=\"withdrawn\">Withdrawn</option>".to_owned(),
+                );
+            },
+            "add a state to a status flow",
+            Ok(
+                "1 added line(s): a new element <https://example.org/expense#rejected_2>, a copy of <https://example.org/expense#rejected> labelled \"Withdrawn\"",
+            ),
+        ),
+        (
+            "chat",
+            "thread.html",
+            |l| {
+                let at = l.iter().position(|x| x.contains(">Your name<")).unwrap();
+                let (a, b) = (l[at].clone(), l[at + 1].clone());
+                l[at] = l[at + 2].clone();
+                l[at + 1] = l[at + 3].clone();
+                l[at + 2] = a;
+                l[at + 3] = b;
+            },
+            "reorder two fields (a change of ui:order)",
+            Err("4 lines differ from what is generated"),
+        ),
+        (
+            "chat",
+            "conversations.html",
+            |l| {
+                let at = l.iter().position(|x| x.contains(">Topic</label>")).unwrap();
+                l[at] = l[at].replace("Topic", "Mood").replace("topic", "mood");
+                l[at + 1] = l[at + 1].replace("topic", "mood");
+            },
+            "rename a field (label and name together)",
+            Err("2 lines differ from what is generated"),
+        ),
+    ];
+    for (example, output, edit, what, expected) in rows {
+        let p = block_edited(example, output, edit);
+        let target = format!("out/{output}");
+        let edited = std::fs::read_to_string(p.path().join("out").join(output)).unwrap();
+        let before = all_files(&p);
+        let planned = seams_in(p.path(), &["write-back", &target]);
+        match expected {
+            Ok(said) => {
+                assert_eq!(planned.code, 0, "{what}: {planned:?}");
+                assert!(planned.stdout.contains(said), "{what}: {}", planned.stdout);
+                let applied = seams_in(
+                    p.path(),
+                    &["write-back", &target, "--apply", "--accept-effects"],
+                );
+                assert_eq!(applied.code, 0, "{what}: {applied:?}");
+                assert_put_get(&p, output, &edited);
+                let again = seams_in(p.path(), &["write-back", &target]);
+                assert!(again.stderr.contains("no hand edit"), "{what}: {again:?}");
+            }
+            Err(said) => {
+                assert_eq!(planned.code, 1, "{what}: {planned:?}");
+                assert!(planned.stderr.contains(said), "{what}: {}", planned.stderr);
+                let applied = seams_in(
+                    p.path(),
+                    &["write-back", &target, "--apply", "--accept-effects"],
+                );
+                assert_eq!(applied.code, 1, "{what}: {applied:?}");
+                assert_eq!(all_files(&p), before, "{what}: something was written");
+            }
+        }
+    }
+}

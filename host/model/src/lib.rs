@@ -37,6 +37,6 @@ pub mod written;
 
 pub use cores::{WORTH_A_THREAD_BYTES, beside, cores};
 pub use edit::Edit;
-pub use model::{Model, ModelError, QueryError, hex, sha256_hex, sha256_hex_of};
+pub use model::{Model, ModelError, QueryError, hex, is_iri, sha256_hex, sha256_hex_of};
 pub use shapes::SUPPORTED as SUPPORTED_SHACL;
 pub use vocabulary::{Finding, Vocabulary, VocabularyError, is_namespace};

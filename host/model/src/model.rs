@@ -763,6 +763,11 @@ impl Labels {
     }
 }
 
+/// Whether `text` is an absolute IRI a model can name an element by.
+pub fn is_iri(text: &str) -> bool {
+    NamedNode::new(text).is_ok()
+}
+
 /// Lowercase hex of a digest.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

@@ -240,7 +240,7 @@ pub(super) fn plan_block(
                 // binds (a field's attribute): each string value a marker
                 // no text holds, then solved for what the added lines
                 // show.
-                let copy = Copied::of(model, &sibling, |olds| {
+                let mut copy = Copied::of(model, &sibling, |olds| {
                     // The lines the originals print now, beside the added
                     // ones: a value they show that the added lines do not
                     // is one the user changed.
@@ -250,16 +250,25 @@ pub(super) fn plan_block(
                         .collect();
                     (shown, e[prefix..prefix + added].join("\n"))
                 });
-                let (trial, _) = run(&[copy.trial()])?;
+                let (mut trial, _) = run(&[copy.trial()])?;
+                if generated(&trial, &rel).is_none() {
+                    // A marker the model check refuses (a value the shapes
+                    // enumerate): the labels alone, as free text.
+                    copy = copy.labels_only();
+                    trial = run(&[copy.trial()])?.0;
+                }
                 let Some(solved) = generated(&trial, &rel)
                     .and_then(|(t, _)| solve_markers(t, edited, &copy.marker_names()))
                 else {
                     continue;
                 };
                 // With an attribute of its own first, then binding the
-                // sibling's.
-                for with_bound in [true, false] {
-                    let Some(edit) = copy.solved(&solved, with_bound) else {
+                // sibling's; each with the IRI the lines name, then a
+                // fresh one (the IRI may order the copy elsewhere).
+                for (with_bound, named_iri) in
+                    [(true, true), (true, false), (false, true), (false, false)]
+                {
+                    let Some(edit) = copy.solved(model, &solved, with_bound, named_iri) else {
                         continue;
                     };
                     let (after, changed) = run(std::slice::from_ref(&edit))?;
@@ -322,6 +331,10 @@ struct Copied {
     bound: Vec<(String, String, String)>,
     /// The sibling's label.
     label: String,
+    /// When the sibling's lines show its IRI's local name and the added
+    /// lines do not: its namespace, and that name; the copy's IRI is then
+    /// solved for too (an id, an API route).
+    local: Option<(String, String)>,
 }
 
 /// The marker standing for the `i`-th value: a word no output holds,
@@ -391,27 +404,56 @@ impl Copied {
             .into_iter()
             .filter(|(_, _, v)| before.contains(v.as_str()) && !after.contains(v.as_str()))
             .collect();
+        let at = sibling.rfind(['#', '/']).map_or(0, |i| i + 1);
+        let (namespace, name) = sibling.split_at(at);
+        let local = (name.len() >= 3 && before.contains(name) && !after.contains(name))
+            .then(|| (namespace.to_owned(), name.to_owned()));
         Copied {
             iris,
             owned,
             marked,
             bound,
             label: model.label(sibling).unwrap_or_default().to_owned(),
+            local,
         }
     }
 
+    /// The same copy solving for labels only.
+    fn labels_only(self) -> Copied {
+        Copied {
+            marked: self
+                .marked
+                .into_iter()
+                .filter(|(_, p, _)| p == RDFS_LABEL)
+                .collect(),
+            local: None,
+            ..self
+        }
+    }
+
+    /// The markers of the changed values, then of the local name.
     fn marker_names(&self) -> Vec<String> {
-        self.marked
+        let mut names: Vec<String> = self
+            .marked
             .iter()
             .enumerate()
             .map(|(i, (_, _, old))| marker(i, old))
-            .collect()
+            .collect();
+        if let Some((_, name)) = &self.local {
+            names.push(marker(self.marked.len(), name));
+        }
+        names
     }
 
-    /// The owned elements' copy with a marker for every value changed.
+    /// The owned elements' copy with a marker for every value changed (and
+    /// for its IRI's local name).
     fn trial(&self) -> Edit {
+        let mut iris = self.iris[..self.owned].to_vec();
+        if let (Some((namespace, _)), Some(name)) = (&self.local, self.marker_names().last()) {
+            iris[0].1 = format!("{namespace}{name}");
+        }
         Edit::Clone {
-            iris: self.iris[..self.owned].to_vec(),
+            iris,
             values: self
                 .marked
                 .iter()
@@ -425,12 +467,30 @@ impl Copied {
     /// original's). `with_bound`: a bound element whose value equals a
     /// changed one's original (an attribute named like its field) is
     /// copied too, with the new value: a new field gets an attribute of its
-    /// own; `None` when there is none. `None` too when the added lines
-    /// show none of the changed values.
-    fn solved(&self, solved: &[Option<String>], with_bound: bool) -> Option<Edit> {
-        if !self.marked.is_empty() && solved.iter().all(Option::is_none) {
+    /// own; `None` when there is none. `named_iri`: the copy takes the IRI
+    /// whose local name the added lines show, when it is free. `None` too
+    /// when the added lines show none of the changed values.
+    fn solved(
+        &self,
+        model: &Model,
+        solved: &[Option<String>],
+        with_bound: bool,
+        named_iri: bool,
+    ) -> Option<Edit> {
+        if !solved.is_empty() && solved.iter().all(Option::is_none) {
             return None;
         }
+        // The IRI the added lines name, when it is a free one.
+        let iri = self
+            .local
+            .as_ref()
+            .filter(|_| named_iri)
+            .and_then(|(namespace, _)| {
+                let name = solved.get(self.marked.len())?.as_deref()?;
+                let iri = format!("{namespace}{name}");
+                (seams_model::is_iri(&iri) && !model.mentions(&iri)).then_some(iri)
+            });
+        let solved = &solved[..self.marked.len()];
         let shown: Vec<(&str, &str)> = self
             .marked
             .iter()
@@ -439,6 +499,9 @@ impl Copied {
             .filter(|(old, new)| old != new)
             .collect();
         let mut iris = self.iris[..self.owned].to_vec();
+        if let Some(iri) = iri {
+            iris[0].1 = iri;
+        }
         let mut values: Vec<(String, String, String)> = self
             .marked
             .iter()
