@@ -489,7 +489,14 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
     };
     // (example, output, the edit, what it does, Ok(what the plan says) or
     // Err(what the refusal says))
-    let rows: [(&str, &str, Edit, &str, Result<&str, &str>); 7] = [
+    type Row = (
+        &'static str,
+        &'static str,
+        Edit,
+        &'static str,
+        Result<&'static str, &'static str>,
+    );
+    let rows: [Row; 7] = [
         (
             "chat",
             "conversations.html",
