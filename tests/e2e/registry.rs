@@ -214,8 +214,12 @@ fn published_generators_are_pinned_work_offline_and_move_only_on_update() {
         "{again:?}"
     );
 
+    // What add checked is what the next generate takes: from the cache,
+    // with the registry down.
+    registry.stop();
     let generated = env.in_project(p.path(), &["generate"]);
     assert_eq!(generated.code, 0, "{generated:?}");
+    registry.resume();
     for file in ["conversations.html", "thread.html", "app.js"] {
         assert_eq!(
             read(p.path(), &format!("out/{file}")).unwrap(),

@@ -109,6 +109,17 @@ pub fn add(
         .map_err(|e| edit_error(e.to_string()))?;
     file.persist(&path)
         .map_err(|e| edit_error(e.error.to_string()))?;
+    // So that the next generate takes this component offline. Best
+    // effort: without the record, it resolves the tag at the registry.
+    let _ = crate::added::record(
+        dir,
+        &GeneratorSource::Oci(reference.clone()).label(),
+        crate::lock::LockedOci {
+            manifest_digest: fetched.pin.manifest.clone(),
+            layer_digest: fetched.pin.layer.clone(),
+            signature_digest: None,
+        },
+    );
     Ok(AddReport {
         name: inspection.meta.name,
         version: inspection.meta.version,

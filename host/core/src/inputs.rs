@@ -101,23 +101,26 @@ pub(crate) fn fetch(
     })
 }
 
-/// The digests `lock` pins the `oci` generator `source` to, unless they are
-/// to be resolved again.
-pub(crate) fn pin_of<'a>(
-    lock: Option<&'a Lock>,
+/// The digests `lock` pins the `oci` generator `source` to, else those
+/// `seams add` recorded for it, unless they are to be resolved again.
+pub(crate) fn pin_of(
+    project: &Project,
+    lock: Option<&Lock>,
     source: &GeneratorSource,
     update: bool,
-) -> Option<&'a LockedOci> {
+) -> Option<LockedOci> {
     if update || !matches!(source, GeneratorSource::Oci(_)) {
         return None;
     }
     let label = source.label();
-    lock?
-        .generators
-        .iter()
-        .find(|g| g.source == label)?
-        .oci
-        .as_ref()
+    lock.and_then(|lock| {
+        lock.generators
+            .iter()
+            .find(|g| g.source == label)?
+            .oci
+            .clone()
+    })
+    .or_else(|| crate::added::recorded(&project.root, &label))
 }
 
 /// Compiles (or loads from the cache) a component, checking the pin in
@@ -155,7 +158,11 @@ pub(crate) fn load_generator(
     source: &GeneratorSource,
     lock: Option<&Lock>,
 ) -> Result<LoadedGenerator, GeneratorError> {
-    let component = component_bytes(project, source, pin_of(lock, source, false))?;
+    let component = component_bytes(
+        project,
+        source,
+        pin_of(project, lock, source, false).as_ref(),
+    )?;
     load_bytes(runtime, source, &component)
 }
 
@@ -350,7 +357,13 @@ impl ModelStamp {
             components: project
                 .generators
                 .iter()
-                .map(|source| component_bytes(project, source, pin_of(lock, source, update)))
+                .map(|source| {
+                    component_bytes(
+                        project,
+                        source,
+                        pin_of(project, lock, source, update).as_ref(),
+                    )
+                })
                 .collect(),
         }
     }

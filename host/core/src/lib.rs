@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod add;
+mod added;
 mod apply;
 mod audit;
 pub mod builtin;
