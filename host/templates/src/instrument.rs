@@ -404,7 +404,11 @@ pub(crate) fn tag_end(rest: &str, open_len: usize, close: &str) -> Option<usize>
             None => {
                 if b == b'"' || b == b'\'' {
                     quote = Some(b);
-                } else if rest[i..].starts_with(close) {
+                } else if bytes[i..].starts_with(close.as_bytes()) {
+                    // Compared as bytes: `i` steps a byte at a time (and
+                    // past an escaped one), so it may sit inside a
+                    // character; a closer is ASCII, so where it matches is
+                    // a boundary.
                     return Some(i + close.len());
                 }
             }
@@ -863,5 +867,32 @@ mod tests {
             "{% macro m(field, x=1) %}{% for k, v in field.items %}t\n{% endfor %}{% endmacro %}",
         );
         assert!(out.contains("0|__seams_line(v, k, field, x)"), "{out}");
+    }
+
+    #[test]
+    fn a_tag_with_an_escape_before_a_wide_character_is_read_without_panicking() {
+        // Found by the template fuzz target: a backslash in a string
+        // skipped a byte into `·`, and the closer was looked for there.
+        // (tail, where the tag ends): a closed string hides nothing after
+        // it; an open one swallows the closer.
+        for (tail, closed) in [
+            ("\"\\·\" }}", true),
+            ("'\\·' }}", true),
+            ("\\· }}", true),
+            ("\"\\·}} x", false),
+        ] {
+            let source = format!("{{{{ a{tail}");
+            assert_eq!(tag_end(&source, 2, "}}").is_some(), closed, "{source}");
+            let _ = crate::TemplateService::new(
+                [("t.html".to_owned(), format!("<p>{source}</p>\n"))],
+                crate::Syntax::Jinja,
+            );
+        }
+        let fuzzed = include_str!(
+            "../../../fuzz/crashes/template/crash-784e4b8fd4a664397fb71ab1991d666a4bbf6746"
+        );
+        for syntax in [crate::Syntax::Jinja, crate::Syntax::Brackets] {
+            let _ = crate::TemplateService::new([("t.html".to_owned(), fuzzed.to_owned())], syntax);
+        }
     }
 }
