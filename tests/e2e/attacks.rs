@@ -177,6 +177,10 @@ fn attacks() -> Vec<Attack> {
             "handles",
             Stopped(&["more than 10000 handles", "[sandbox] max-handles"]),
         ),
+        // The renders' texts go to files as they are made (a run holds
+        // 16 MiB of them at most), so keeping every handle costs the host
+        // disk, counted against max-output-mib, not memory.
+        a("handle-hoard", Written("hoard.txt", "3000 kept\n")),
         Attack {
             name: "big-output",
             sandbox: "[sandbox]\ntimeout-seconds = 30\nmemory-mib = 1024\nmax-output-mib = 256\n",
@@ -340,6 +344,33 @@ fn no_attack_crashes_hangs_exhausts_or_fools_the_host() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Where the host keeps renders in memory (write-back's regeneration, a
+/// library caller's `run_generators`), the texts of kept handles are
+/// charged to the generator's `memory-mib`: the hoard is stopped there,
+/// and htmx beside it still runs.
+#[test]
+fn kept_handles_held_in_memory_are_charged_to_memory_mib() {
+    let p = project(&Attack {
+        name: "handle-hoard",
+        sandbox: LIMITS,
+        expect: Expect::Written("hoard.txt", "3000 kept\n"),
+    });
+    let project = seams_core::Project::load(p.path()).unwrap();
+    let runtime = seams_runtime::Runtime::new(None).unwrap();
+    let generation = seams_core::run_generators(&project, &runtime).unwrap();
+    let failures: Vec<String> = generation
+        .failures
+        .iter()
+        .map(|(_, e)| e.to_string())
+        .collect();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("attacker.wasm") && failures[0].contains("[sandbox] memory-mib"),
+        "{failures:?}"
+    );
+    assert_eq!(generation.runs.len(), 1, "htmx ran");
 }
 
 /// A template's name is the generator's text: where `generate -v` names
