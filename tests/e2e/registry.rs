@@ -543,7 +543,7 @@ fn base64(text: &str) -> String {
 }
 
 #[test]
-fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_memory_cap() {
+fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_manifest_cap() {
     use std::io::{BufRead, BufReader, Write};
     // A hostile registry: it answers /v2/ and then streams a manifest that
     // never ends, faster than any size check after the fact could help.
@@ -571,13 +571,27 @@ fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_memory_cap() {
         }
     });
     let env = Env::new();
-    let run = env.seams(&["inspect", &format!("{host}/evil/endless:1")], &[]);
+    let reference = format!("{host}/evil/endless:1");
+    let run = env.seams(&["inspect", &reference], &[]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stderr.contains(&format!(
-            "the registry {host} failed: its answers would have taken more than 512 MiB of memory"
+            "{reference} is not a seams generator: its manifest is more than 1048576 bytes"
         )),
         "{run:?}"
+    );
+    // Cut off at the cap as the bytes arrive: the process stays near its
+    // size at rest (it reached 550 MB when the cap was checked after the
+    // whole answer was read).
+    let measured = seams_tests::run_measured(
+        Path::new(env!("CARGO_BIN_EXE_seams")),
+        &["inspect", &reference],
+    );
+    assert_eq!(measured.code, Some(1), "{}", measured.stderr);
+    assert!(
+        measured.peak_rss_kib < 128 << 10,
+        "peak {} KiB",
+        measured.peak_rss_kib
     );
 }
 

@@ -2,14 +2,15 @@
 //! pulled once into a blob cache checked by digest on every read, and
 //! found there afterwards without the network.
 //!
-//! A registry is untrusted: a manifest is refused above 1 MiB, a component
-//! above 128 MiB, the whole exchange is bounded in time, every byte is
-//! checked against its digest, and what a registry says is escaped before
-//! it reaches an error message.
+//! A registry is untrusted: a manifest is cut off past 1 MiB and a
+//! component past 128 MiB as the bytes arrive, the whole exchange is
+//! bounded in time, every byte is checked against its digest, and what a
+//! registry says is escaped before it reaches an error message.
 
 mod artifact;
 mod blobs;
 mod credentials;
+mod pull;
 mod reference;
 
 use std::collections::BTreeMap;
@@ -286,10 +287,19 @@ impl Registry {
                 Some(digest) => reference.at(digest),
                 None => reference.oci().clone(),
             };
-            let (manifest, _) = client
-                .pull_manifest_raw(&target, &auth, &[MANIFEST_MEDIA_TYPE])
+            let token = client
+                .auth(&target, &auth, oci_client::RegistryOperation::Pull)
                 .await
                 .map_err(|e| self.error(reference, e))?;
+            let manifest = pull::manifest(
+                &self.http(reference)?,
+                scheme(reference, &self.settings.insecure),
+                reference,
+                &target,
+                &pull::Credentials::of(token, &auth),
+                MANIFEST_MEDIA_TYPE,
+            )
+            .await?;
             let manifest_digest = digest_of(&manifest);
             if let Some(expected) = &wanted
                 && *expected != manifest_digest
@@ -438,12 +448,25 @@ impl Registry {
     fn client(&self, reference: &Reference) -> oci_client::Client {
         oci_client::Client::new(ClientConfig {
             protocol: protocol(reference, &self.settings.insecure),
-            connect_timeout: Some(Duration::from_secs(10)),
-            read_timeout: Some(Duration::from_secs(30)),
+            connect_timeout: Some(CONNECT_TIMEOUT),
+            read_timeout: Some(READ_TIMEOUT),
             // An index is not a component: it is refused, never resolved.
             platform_resolver: None,
             ..ClientConfig::default()
         })
+    }
+
+    /// The HTTP client for what seams reads itself (a manifest), set up
+    /// as [`Registry::client`] sets up oci-client's.
+    fn http(&self, reference: &Reference) -> Result<reqwest::Client, RegistryError> {
+        reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
+            .build()
+            .map_err(|e| RegistryError::Registry {
+                registry: reference.registry().to_owned(),
+                reason: format!("cannot start an HTTP client: {}", root_cause(&e)),
+            })
     }
 
     fn auth(&self, reference: &Reference) -> Result<RegistryAuth, RegistryError> {
@@ -543,6 +566,18 @@ impl Registry {
                 reason: said(root_cause(&other)),
             },
         }
+    }
+}
+
+/// How long a connection may take to open, and a read to bring bytes.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The URL scheme [`protocol`] chooses.
+fn scheme(reference: &Reference, insecure: &[String]) -> &'static str {
+    match protocol(reference, insecure) {
+        ClientProtocol::Http => "http",
+        _ => "https",
     }
 }
 
