@@ -184,13 +184,30 @@ fn killed_run(layout: Layout, syscalls: &str, when: usize) -> (Killed, bool) {
     };
     assert_eq!(run(p.path(), &["generate"]).code, 0);
     set_model(p.path(), Variant::PageRenamed);
+    let killed = killed_at(
+        syscalls,
+        when,
+        &["generate", "-q", "--allow-outside", "--project"],
+        p.path(),
+    );
+    let killed_in = Killed {
+        project: p,
+        _outputs: outputs,
+    };
+    (killed_in, killed)
+}
+
+/// Runs `seams ARGS PROJECT` under strace, killed at the `when`-th call of
+/// `syscalls`; whether the kill happened (else the command succeeded).
+fn killed_at(syscalls: &str, when: usize, args: &[&str], project: &Path) -> bool {
     let status = Command::new("strace")
         .args(["-f", "-o", "/dev/null", "-e"])
         .arg(format!("trace={syscalls}"))
         .arg("-e")
         .arg(format!("inject={syscalls}:signal=KILL:when={when}"))
-        .args([binary(), "generate", "-q", "--allow-outside", "--project"])
-        .arg(p.path())
+        .arg(binary())
+        .args(args)
+        .arg(project)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -198,11 +215,7 @@ fn killed_run(layout: Layout, syscalls: &str, when: usize) -> (Killed, bool) {
     // strace dies of the same signal as the command it traces.
     let killed = status.signal() == Some(9) || status.code() == Some(137);
     assert!(killed || status.success(), "{syscalls} #{when}: {status:?}");
-    let killed_in = Killed {
-        project: p,
-        _outputs: outputs,
-    };
-    (killed_in, killed)
+    killed
 }
 
 /// The classes of system call a run is killed at: every file it writes,
@@ -820,6 +833,32 @@ fn a_broken_or_crafted_journal_is_refused_and_touches_nothing() {
         set_model(p.path(), Variant::Original);
         assert_eq!(std::fs::read(p.path().join("model.ttl")).unwrap(), before);
     }
+    // A model write naming a file that is not one of `[model] files`:
+    // refused, the file untouched.
+    let manifest = std::fs::read(p.path().join("seams.toml")).unwrap();
+    for path in ["seams.toml", "../outside.ttl", "out/../seams.toml"] {
+        let crafted = serde_json::json!({
+            "journal_version": 2,
+            "writes": [],
+            "deletes": [],
+            "model": { "path": path, "previous": manifest_sha, "text": "pwned" },
+        });
+        std::fs::write(&journal, crafted.to_string()).unwrap();
+        let generate = run(p.path(), &["generate"]);
+        assert_eq!(generate.code, 1, "{crafted}: {generate:?}");
+        assert!(
+            generate
+                .stderr
+                .contains("is not one of the [model] files in seams.toml"),
+            "{}",
+            generate.stderr
+        );
+        assert_eq!(
+            std::fs::read(p.path().join("seams.toml")).unwrap(),
+            manifest
+        );
+        assert!(!p.path().parent().unwrap().join("outside.ttl").exists());
+    }
     // A journal of a newer seams is refused naming both versions.
     std::fs::write(
         &journal,
@@ -833,4 +872,76 @@ fn a_broken_or_crafted_journal_is_refused_and_touches_nothing() {
         "{}",
         generate.stderr
     );
+}
+
+/// A write-back is one run: the model file and the outputs it changes are
+/// in one journal. Killed at any rename, deletion or sync, the project is
+/// left as it was (the model untouched, the user's edit still in the
+/// output, nothing else changed) or the next generate finishes it to
+/// exactly what a clean generation of the edited model gives, the model
+/// edited, whether or not the model file had reached the disk.
+#[test]
+fn a_write_back_killed_at_any_step_leaves_model_and_outputs_as_they_were_or_both_changed() {
+    let references = references();
+    let original = reference(&references, Variant::Original);
+    let edited_model = model_text(Variant::Relabelled);
+    let mut outcomes = [0usize; 2];
+    for syscalls in ["renameat,renameat2", "unlinkat", "syncfs", "write"] {
+        for when in 1.. {
+            let p = chat_project();
+            assert_eq!(run(p.path(), &["generate"]).code, 0);
+            let page = p.path().join("out/conversations.html");
+            let edit = std::fs::read_to_string(&page)
+                .unwrap()
+                .replace("<h1>Chat</h1>", "<h1>Talk</h1>");
+            std::fs::write(&page, &edit).unwrap();
+            let args = [
+                "write-back",
+                "--apply",
+                "--accept-effects",
+                "conversations.html",
+                "--project",
+            ];
+            let killed = killed_at(syscalls, when, &args, p.path());
+            let what = format!("write-back killed at {syscalls} #{when}");
+            let next = run(p.path(), &["generate"]);
+            let model = std::fs::read_to_string(p.path().join("model.ttl")).unwrap();
+            if model == edited_model {
+                // Begun: the next generate finished it.
+                assert_eq!(next.code, 0, "{what}: {next:?}");
+                assert!(
+                    generated_files(p.path()) == reference(&references, Variant::Relabelled),
+                    "{what}: the project differs from a clean generation"
+                );
+                assert!(temporary_files(p.path()).is_empty(), "{what}");
+                assert!(!p.path().join("seams.journal").exists(), "{what}");
+                outcomes[1] += 1;
+            } else {
+                // Not begun: all as it was, the edit still there (which
+                // the next generate refuses to overwrite).
+                assert_eq!(model, model_text(Variant::Original), "{what}");
+                assert_eq!(next.code, 1, "{what}: {next:?}");
+                assert!(
+                    next.stderr.contains("out/conversations.html"),
+                    "{what}: {next:?}"
+                );
+                let files = generated_files(p.path());
+                for (path, bytes) in original {
+                    let now = &files.iter().find(|(p, _)| p == path).unwrap().1;
+                    if path == "out/conversations.html" {
+                        assert_eq!(now, edit.as_bytes(), "{what}: the edit is lost");
+                    } else {
+                        assert_eq!(now, bytes, "{what}: {path} changed");
+                    }
+                }
+                outcomes[0] += 1;
+            }
+            if !killed {
+                break;
+            }
+        }
+    }
+    // Both happen: killed before the journal is written, and after.
+    eprintln!("write-back runs: {outcomes:?} (as it was, finished)");
+    assert!(outcomes[0] >= 1 && outcomes[1] >= 10, "{outcomes:?}");
 }

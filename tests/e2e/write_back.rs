@@ -339,24 +339,26 @@ fn write_back_writes_the_model_and_the_outputs_together_or_nothing() {
     let thread = p.path().join("out/thread.html");
     let text = std::fs::read_to_string(&thread).unwrap();
     std::fs::write(&thread, text.replacen("<h2>", "<h2 class=\"mine\">", 1)).unwrap();
-    let before = all_files(&p);
     let args = [
         "write-back",
         "out/conversations.html:28",
         "--apply",
         "--accept-effects",
     ];
-    let refused = seams_in(p.path(), &args);
-    assert_eq!(refused.code, 1, "{refused:?}");
-    assert!(
-        refused
-            .stderr
-            .contains("out/thread.html hold(s) hand edits")
-            && refused.stderr.contains("nothing was written"),
-        "{}",
-        refused.stderr
+    // The write-back is refused saying each of `says`, and no file changed.
+    let refused = |p: &TempProject, says: &[&str]| {
+        let before = all_files(p);
+        let refused = seams_in(p.path(), &args);
+        assert_eq!(refused.code, 1, "{refused:?}");
+        for said in says {
+            assert!(refused.stderr.contains(said), "{said}: {}", refused.stderr);
+        }
+        assert_eq!(all_files(p), before, "the model or an output changed");
+    };
+    refused(
+        &p,
+        &["out/thread.html hold(s) hand edits", "nothing was written"],
     );
-    assert_eq!(all_files(&p), before, "the model or an output changed");
 
     // The edited output's own sidecar tampered with: refused the same way.
     let p = edited(28, edit);
@@ -367,17 +369,36 @@ fn write_back_writes_the_model_and_the_outputs_together_or_nothing() {
         text.replacen("conversation_list", "thread_page", 1),
     )
     .unwrap();
-    let before = all_files(&p);
-    let refused = seams_in(p.path(), &args);
-    assert_eq!(refused.code, 1, "{refused:?}");
-    assert!(
-        refused
-            .stderr
-            .contains("out/conversations.html.trace.json hold(s) hand edits"),
-        "{}",
-        refused.stderr
+    refused(
+        &p,
+        &["out/conversations.html.trace.json hold(s) hand edits"],
     );
-    assert_eq!(all_files(&p), before, "the model or an output changed");
+
+    // A generator that fails on the edited model (here on any model):
+    // nothing is written, naming it.
+    let p = edited(28, edit);
+    p.add_file("hostile.wasm", seams_tests::HOSTILE_WASM);
+    let toml = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+    std::fs::write(
+        p.path().join("seams.toml"),
+        format!("{toml}\n[[generator]]\nwasm = \"hostile.wasm\"\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        p.path().join("model.ttl"),
+        format!(
+            "{}\n<urn:seams:test#hostile> <urn:seams:test#behaviour> \"error\" .\n",
+            model(&p)
+        ),
+    )
+    .unwrap();
+    refused(
+        &p,
+        &[
+            "nothing written: with model.ttl edited, generator hostile.wasm",
+            "the model is not what I expected",
+        ],
+    );
 
     // Without them, both change: the model and every output it affects.
     let p = edited(28, edit);

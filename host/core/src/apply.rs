@@ -48,8 +48,9 @@ pub(crate) trait ProjectFs {
     fn device(&self) -> Option<u64>;
     /// The device of a directory of the output directory, when known.
     fn output_device(&self, dir: &str) -> Option<u64>;
-    /// Makes the project directory's entries durable.
-    fn sync_project_dir(&mut self) -> io::Result<()>;
+    /// Makes the entries of a directory of the project directory (`""`
+    /// for itself) durable.
+    fn sync_project_dir(&mut self, dir: &str) -> io::Result<()>;
     /// Makes everything written to the project's file system durable:
     /// with [`ProjectFs::one_file_system`], both directories' entries.
     fn sync_file_system(&mut self) -> io::Result<()>;
@@ -122,8 +123,8 @@ impl ProjectFs for Dirs {
         self.out.device(dir).ok()
     }
 
-    fn sync_project_dir(&mut self) -> io::Result<()> {
-        self.root.sync_dir("")
+    fn sync_project_dir(&mut self, dir: &str) -> io::Result<()> {
+        self.root.sync_dir(dir)
     }
 
     fn sync_file_system(&mut self) -> io::Result<()> {
@@ -228,7 +229,7 @@ pub(crate) fn apply(
         }
         .map_err(io(&path))?;
         if !one_file_system {
-            fs.sync_project_dir().map_err(io(root_path))?;
+            fs.sync_project_dir("").map_err(io(root_path))?;
         }
     }
     for name in &plan.leftovers.root {
@@ -246,6 +247,18 @@ pub(crate) fn apply(
         let file = fs.stage(path, contents).map_err(output_io(path))?;
         staged.push((path, file));
     }
+    // A write-back's model file is staged with them, and renamed into
+    // place first: until the journal goes, the next run finishes its
+    // write from the journal's copy if the rename did not reach the disk.
+    let model_write = plan.journal.as_ref().and_then(|j| j.model.as_ref());
+    let model = model_write
+        .map(|m| {
+            let path = root_path.join(&m.path);
+            fs.stage_record(&m.path, m.text.as_bytes())
+                .map(|staged| (staged, m.path.as_str()))
+                .map_err(io(&path))
+        })
+        .transpose()?;
     // The lock is staged with them, and renamed into place last.
     let lock_path = root_path.join(LOCK_FILE);
     let lock = plan
@@ -276,8 +289,12 @@ pub(crate) fn apply(
             file.sync_file_system().map_err(output_io(path))?;
         } else if let Some(lock) = &lock {
             lock.sync_file_system().map_err(io(&lock_path))?;
+        } else if let Some((staged, path)) = &model {
+            staged
+                .sync_file_system()
+                .map_err(io(&root_path.join(path)))?;
         } else if plan.journal.is_some() {
-            fs.sync_project_dir().map_err(io(root_path))?;
+            fs.sync_project_dir("").map_err(io(root_path))?;
         }
     } else {
         for point in sync_points(&devices, None) {
@@ -287,6 +304,13 @@ pub(crate) fn apply(
         if let Some(lock) = &lock {
             lock.sync().map_err(io(&lock_path))?;
         }
+        if let Some((staged, path)) = &model {
+            staged.sync().map_err(io(&root_path.join(path)))?;
+        }
+    }
+    let model_dir = model.as_ref().map(|(_, path)| parent_dir(path));
+    if let Some((staged, path)) = model {
+        staged.rename().map_err(io(&root_path.join(path)))?;
     }
     for (path, file) in staged {
         let written = file.written();
@@ -325,7 +349,10 @@ pub(crate) fn apply(
         for dir in touched {
             fs.sync_output_dir(dir).map_err(io(&out_path.join(dir)))?;
         }
-        fs.sync_project_dir().map_err(io(root_path))?;
+        fs.sync_project_dir("").map_err(io(root_path))?;
+        if let Some(dir) = model_dir.filter(|dir| !dir.is_empty()) {
+            fs.sync_project_dir(dir).map_err(io(&root_path.join(dir)))?;
+        }
     }
     // The journal goes once they are durable, without a sync of its own:
     // kept by a crash, it describes the files as they are, and the next
@@ -375,7 +402,7 @@ fn sync_points(devices: &[Option<u64>], synced: Option<u64>) -> Vec<SyncPoint> {
 }
 
 /// The directory of an output path, `""` for the output directory itself.
-fn parent_dir(path: &str) -> &str {
+pub(crate) fn parent_dir(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 

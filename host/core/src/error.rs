@@ -29,6 +29,18 @@ pub enum GenerateError {
         /// Edited files no longer generated, which it would delete.
         delete: Vec<String>,
     },
+    /// A generator failed on a write-back's edited model: nothing was
+    /// written, so the model and the outputs still agree.
+    #[error(
+        "nothing written: with {model} edited, {}; fix that generator (or the edit) and write back again",
+        failures.join("; ")
+    )]
+    FailedOnEdit {
+        /// The model file the write-back edits, project-relative.
+        model: String,
+        /// Each failure, as the generator's error says it.
+        failures: Vec<String>,
+    },
     /// A component's bytes differ from what the lock pins.
     #[error(
         "generator {generator}: the component's sha256 is {actual}, but seams.lock pins {locked}; if the new component is the one you want, run `seams generate --update`"

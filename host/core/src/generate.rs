@@ -10,10 +10,10 @@ use crate::audit::audit;
 use crate::error::GenerateError;
 use crate::generation::{Generation, Keep, SourcedRun, load_for_run, run_reporting_progress};
 use crate::inputs::{
-    beside_model_stamp, changed_components, read_journal, read_lock_and_text, record_written,
-    up_to_date,
+    beside_model_stamp, changed_components, read_journal, read_lock_and_text, read_model_stamp,
+    record_written, up_to_date,
 };
-use crate::journal::recover;
+use crate::journal::{ModelEdit, finish_model_write, recover};
 use crate::leftovers::Leftovers;
 use crate::output_dir::OutputDir;
 use crate::plan::{Context, generated_files, lock_for, locked_files, plan};
@@ -126,7 +126,20 @@ pub fn generate(
     runtime: &Runtime,
     options: &GenerateOptions,
 ) -> Result<GenerateReport, GenerateError> {
-    generate_on(project, runtime, options, &mut |project| {
+    generate_on(project, runtime, options, None, &mut |project| {
+        Ok(Box::new(Dirs::open(project)?))
+    })
+}
+
+/// [`generate`] from the model with `edit` made, writing the model file
+/// with the outputs (see [`generate_on`]).
+pub(crate) fn generate_with_edit(
+    project: &Project,
+    runtime: &Runtime,
+    options: &GenerateOptions,
+    edit: &ModelEdit,
+) -> Result<GenerateReport, GenerateError> {
+    generate_on(project, runtime, options, Some(edit), &mut |project| {
         Ok(Box::new(Dirs::open(project)?))
     })
 }
@@ -173,20 +186,48 @@ pub(crate) fn writer_of<'a>(generation: &'a Generation, path: &str) -> Option<&'
         .map(|r| r.run.meta.name.as_str())
 }
 
+/// [`generate`], also writing `edit`'s model file when there is one: the
+/// outputs are generated from the edited model, and the model file is
+/// written with them (in the journal, so that an interrupted run is
+/// finished by the next) or not at all. With an edit, a generator that
+/// fails refuses the whole run.
 pub(crate) fn generate_on(
     project: &Project,
     runtime: &Runtime,
     options: &GenerateOptions,
+    edit: Option<&ModelEdit>,
     open_fs: &mut OpenFs<'_>,
 ) -> Result<GenerateReport, GenerateError> {
     let _running = ProjectLock::exclusive(project, options.wait)?;
     // The model's bytes are hashed while the lock is parsed: on a
     // no-op, both come before the locked files can be hashed.
-    let (records, model) = beside_model_stamp(project, || {
+    let (records, mut model) = beside_model_stamp(project, || {
         Ok::<_, GenerateError>((read_lock_and_text(project)?, read_journal(project)?))
     });
     let (locked, journal) = records?;
-    let stamp = model?.with_components(
+    let root = OutputDir::open(&project.root).map_err(|source| GenerateError::Io {
+        path: project.root.clone(),
+        source,
+    })?;
+    // A write-back interrupted before its model file reached the disk is
+    // finished first: its outputs may be in place already.
+    if let Some(pending) = journal.as_ref().and_then(|j| j.model.as_ref())
+        && finish_model_write(project, pending, &root)?
+    {
+        model = read_model_stamp(project);
+    }
+    let mut model = model?;
+    let model_write = match edit {
+        Some(edit) => Some(model.edit(edit).ok_or_else(|| GenerateError::Io {
+            path: project.root.join(&edit.path),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not one of the [model] files in seams.toml",
+            ),
+        })?),
+        None => None,
+    };
+    let stamp = model.with_components(
         project,
         locked.as_ref().map(|(lock, _)| lock),
         options.update,
@@ -208,7 +249,6 @@ pub(crate) fn generate_on(
     let out_path = project.output_path();
     let io = |path: PathBuf| move |source| GenerateError::Io { path, source };
     let existing = OutputDir::open_existing(&out_path).map_err(io(out_path.clone()))?;
-    let root = OutputDir::open(&project.root).map_err(io(project.root.clone()))?;
     let leftovers = Leftovers::find(&root, existing.as_ref(), project)?;
     // An interrupted run's files count as seams's, whatever changed since.
     let previous = match &journal {
@@ -216,6 +256,7 @@ pub(crate) fn generate_on(
         None => locked,
     };
     if journal.is_none()
+        && edit.is_none()
         && leftovers.is_empty()
         && let Some(lock) = &previous
         && up_to_date(
@@ -248,6 +289,18 @@ pub(crate) fn generate_on(
         options.progress,
         &keep,
     );
+    if let Some(edit) = edit
+        && !generation.failures.is_empty()
+    {
+        return Err(GenerateError::FailedOnEdit {
+            model: edit.path.clone(),
+            failures: generation
+                .failures
+                .iter()
+                .map(|(_, e)| e.to_string())
+                .collect(),
+        });
+    }
     if generation.runs.is_empty() {
         // Every generator failed: there is nothing to write, and the old
         // lock (and journal, if any) still describe the files on disk.
@@ -280,6 +333,8 @@ pub(crate) fn generate_on(
             current_lock_text: lock_text.as_deref(),
             old_journal: journal.is_some(),
             leftovers,
+            model_write,
+            overwrite: edit.and_then(|e| Some((e.output.as_str(), disk.get(&e.output)?.as_str()))),
         },
     );
     let shown = |path: &String| format!("{out_prefix}/{path}");

@@ -14,7 +14,7 @@ use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime
 
 use crate::audit::locked_path;
 use crate::error::GenerateError;
-use crate::journal::{JOURNAL_FILE, Journal};
+use crate::journal::{JOURNAL_FILE, Journal, JournalModel, ModelEdit};
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
 use crate::output_dir::{Found, OutputDir};
 use crate::project::{GeneratorSource, MANIFEST, Project, posix};
@@ -342,6 +342,23 @@ pub(crate) struct ModelStamp {
 }
 
 impl ModelStamp {
+    /// The stamp with `edit`'s text in its model file's place; the model
+    /// write it makes (with the sha256 of the bytes replaced), or `None`
+    /// when the file is not one of the model's.
+    pub(crate) fn edit(&mut self, edit: &ModelEdit) -> Option<JournalModel> {
+        let at = self.model_files.iter().position(|f| f.path == edit.path)?;
+        let previous = std::mem::replace(
+            &mut self.model_files[at].sha256,
+            sha256_hex(edit.text.as_bytes()),
+        );
+        self.model_bytes[at] = edit.text.clone().into_bytes();
+        Some(JournalModel {
+            path: edit.path.clone(),
+            previous,
+            text: edit.text.clone(),
+        })
+    }
+
     /// The whole stamp: each generator's component read too (an `oci` one
     /// by the digests `lock` pins, see [`read_stamp`]).
     pub(crate) fn with_components(
@@ -370,7 +387,7 @@ impl ModelStamp {
 }
 
 /// Reads and hashes `seams.toml` and the model files.
-fn read_model_stamp(project: &Project) -> Result<ModelStamp, GenerateError> {
+pub(crate) fn read_model_stamp(project: &Project) -> Result<ModelStamp, GenerateError> {
     let manifest = project.root.join(MANIFEST);
     let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
         path: manifest,

@@ -17,11 +17,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::apply::parent_dir;
 use crate::audit::locked_path;
 use crate::error::GenerateError;
 use crate::lock::{LOCK_VERSION, Lock, LockError, LockedOutput};
 use crate::output_dir::OutputDir;
-use crate::project::Project;
+use crate::project::{Project, posix};
 use seams_model::sha256_hex;
 
 /// The journal's file name, in the project directory.
@@ -45,6 +46,26 @@ pub struct Journal {
     pub writes: Vec<JournalWrite>,
     /// Every file it deletes.
     pub deletes: Vec<JournalDelete>,
+    /// The model file a write-back rewrites with the outputs, if any: the
+    /// next run finishes writing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<JournalModel>,
+}
+
+/// A model file a write-back replaces in the same run as the outputs it
+/// changes. Its new text is in the journal, so a run interrupted before
+/// the file reached the disk is finished by the next one
+/// ([`finish_model_write`]): a kill can never leave new outputs standing
+/// by an old model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalModel {
+    /// Project-relative, as in `[model] files`.
+    pub path: String,
+    /// The sha256 of the bytes it replaces.
+    pub previous: String,
+    /// The new text.
+    pub text: String,
 }
 
 /// One file a run writes: enough to recognise its bytes and its owner.
@@ -159,6 +180,7 @@ impl Journal {
             journal_version: JOURNAL_VERSION,
             writes: Vec::new(),
             deletes: Vec::new(),
+            model: None,
         }
     }
 
@@ -272,6 +294,64 @@ pub fn recover<'a>(
     Ok(lock)
 }
 
+/// A model file's new text, written by the same run as the outputs it
+/// changes (a write-back's), and the output the user edited, which that
+/// run may overwrite.
+pub(crate) struct ModelEdit {
+    /// Project-relative, posix: one of `[model] files`.
+    pub(crate) path: String,
+    /// The new text.
+    pub(crate) text: String,
+    /// The edited output, output-relative.
+    pub(crate) output: String,
+}
+
+/// Finishes the model write an interrupted write-back announced: when the
+/// model file still holds the bytes it replaces, the journal's text is
+/// written in their place, durably. A file holding other bytes (edited
+/// since) is left as it is. Gives whether it wrote.
+///
+/// # Errors
+///
+/// A journal naming a file that is not one of `[model] files`, or whose
+/// text is not UTF-8 Turtle seams wrote (its bytes are checked against
+/// nothing else: they are the user's own edit, planned by write-back), or
+/// a file that cannot be read or written.
+pub(crate) fn finish_model_write(
+    project: &Project,
+    model: &JournalModel,
+    root: &OutputDir,
+) -> Result<bool, GenerateError> {
+    let crafted = |why: &str| {
+        GenerateError::Lock(LockError::Invalid {
+            path: project.root.join(JOURNAL_FILE).display().to_string(),
+            message: format!(
+                "its model write {} {why}; seams never writes such a journal: remove it and run seams generate",
+                seams_model::input_text::echo(&model.path)
+            ),
+        })
+    };
+    let named = project.model_files.iter().any(|file| {
+        file.strip_prefix(&project.root)
+            .is_ok_and(|rel| posix(rel) == model.path)
+    });
+    if !named {
+        return Err(crafted("is not one of the [model] files in seams.toml"));
+    }
+    let path = project.root.join(&model.path);
+    let io = |source| GenerateError::Io {
+        path: path.clone(),
+        source,
+    };
+    let on_disk = root.read(&model.path).map_err(io)?;
+    if on_disk.as_deref().map(sha256_hex).as_deref() != Some(model.previous.as_str()) {
+        return Ok(false);
+    }
+    root.write(&model.path, model.text.as_bytes()).map_err(io)?;
+    root.sync_dir(parent_dir(&model.path)).map_err(io)?;
+    Ok(true)
+}
+
 /// Records `bytes` as `path`'s among `outputs`, unless they are already.
 fn record(outputs: &mut BTreeMap<String, LockedOutput>, path: &str, bytes: &LockedBytes) {
     if outputs.get(path).is_some_and(|o| o.sha256 == bytes.sha256) {
@@ -296,6 +376,7 @@ mod tests {
     fn only_a_journal_cut_short_reads_as_one() {
         let whole = Journal {
             journal_version: JOURNAL_VERSION,
+            model: None,
             writes: vec![JournalWrite {
                 path: "out/café.html".to_owned(),
                 sha256: "ab".repeat(32),
@@ -372,6 +453,7 @@ mod tests {
         );
         let v2 = Journal {
             journal_version: JOURNAL_VERSION,
+            model: None,
             writes: vec![
                 JournalWrite {
                     path: "out/a.html".to_owned(),
@@ -436,6 +518,7 @@ mod tests {
         let sha = |b: &str| sha256_hex(b.as_bytes());
         let journal = Journal {
             journal_version: JOURNAL_VERSION,
+            model: None,
             writes: vec![JournalWrite {
                 path: "out/w".to_owned(),
                 sha256: sha("new"),

@@ -101,7 +101,7 @@ pub mod testing {
         options: &GenerateOptions,
         fail_after: usize,
     ) -> Result<GenerateReport, GenerateError> {
-        generate_on(project, runtime, options, &mut |project| {
+        generate_on(project, runtime, options, None, &mut |project| {
             Ok(Box::new(Faulty {
                 inner: Dirs::open(project)?,
                 left: fail_after,
@@ -159,8 +159,8 @@ pub mod testing {
             self.inner.output_device(dir)
         }
 
-        fn sync_project_dir(&mut self) -> io::Result<()> {
-            self.inner.sync_project_dir()
+        fn sync_project_dir(&mut self, dir: &str) -> io::Result<()> {
+            self.inner.sync_project_dir(dir)
         }
 
         fn sync_file_system(&mut self) -> io::Result<()> {

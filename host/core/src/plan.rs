@@ -8,7 +8,9 @@ use std::sync::Arc;
 use crate::audit::{Contents, FileAudit, FileState};
 use crate::generation::{Generation, SourcedRun};
 use crate::inputs::Inputs;
-use crate::journal::{JOURNAL_VERSION, Journal, JournalDelete, JournalWrite, LockedBytes};
+use crate::journal::{
+    JOURNAL_VERSION, Journal, JournalDelete, JournalModel, JournalWrite, LockedBytes,
+};
 use crate::leftovers::Leftovers;
 use crate::lock::{LOCK_VERSION, Lock, LockedGenerator, LockedOutput};
 use crate::project::{Project, posix};
@@ -196,6 +198,14 @@ pub(crate) struct Context<'a> {
     pub(crate) old_journal: bool,
     /// Temporary files of a killed run.
     pub(crate) leftovers: Leftovers,
+    /// A write-back's model file, written with the outputs.
+    pub(crate) model_write: Option<JournalModel>,
+    /// The output a write-back's user edited, output-relative, with the
+    /// sha256 of its bytes on disk: it is overwritten with what the edited
+    /// model gives, not refused, and the journal vouches for the edited
+    /// bytes as its previous ones, so that a run interrupted before the
+    /// rename is finished, not refused, by the next.
+    pub(crate) overwrite: Option<(&'a str, &'a str)>,
 }
 
 /// Decides what to do with every audited file. Pure: reads nothing,
@@ -214,7 +224,9 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
     };
     for a in audits {
         match (a.state, a.generated) {
-            (FileState::HandEdited, Some(_)) if !context.force => {
+            (FileState::HandEdited, Some(_))
+                if !context.force && context.overwrite.map(|(path, _)| path) != Some(&a.path) =>
+            {
                 plan.refused_overwrites.push(a.path)
             }
             (FileState::EditedOrphan, _) if !context.force => plan.refused_deletes.push(a.path),
@@ -228,7 +240,7 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
         }
     }
     let shown = |path: &String| format!("{}/{path}", context.out_prefix);
-    if !plan.writes.is_empty() || !plan.deletes.is_empty() {
+    if !plan.writes.is_empty() || !plan.deletes.is_empty() || context.model_write.is_some() {
         let before: BTreeMap<&str, LockedBytes> = context
             .previous
             .iter()
@@ -253,7 +265,15 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
                     path: o.path.clone(),
                     sha256: o.sha256.clone(),
                     generator: o.generator.clone(),
-                    previous: before.get(o.path.as_str()).cloned(),
+                    previous: match context.overwrite {
+                        Some((path, on_disk)) if o.path == shown(&path.to_owned()) => {
+                            Some(LockedBytes {
+                                sha256: on_disk.to_owned(),
+                                generator: o.generator.clone(),
+                            })
+                        }
+                        _ => before.get(o.path.as_str()).cloned(),
+                    },
                 })
                 .collect(),
             deletes: plan
@@ -265,6 +285,7 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
                     JournalDelete { path, locked }
                 })
                 .collect(),
+            model: context.model_write,
         });
     }
     let text = context.lock.to_text();
@@ -378,6 +399,7 @@ pub(crate) mod tests {
         locked: Option<&str>,
         disk: Option<&str>,
         force: bool,
+        written_back: bool,
     ) -> (Action, Plan) {
         let sha = |s: &str| seams_model::sha256_hex(s.as_bytes());
         let generated: BTreeMap<String, Contents> = generated
@@ -412,6 +434,13 @@ pub(crate) mod tests {
                 current_lock_text: None,
                 old_journal: false,
                 leftovers: Leftovers::default(),
+                model_write: written_back.then(|| JournalModel {
+                    path: "model.ttl".to_owned(),
+                    previous: sha("old model"),
+                    text: "new model".to_owned(),
+                }),
+                // As generate gives it: with the bytes on disk, if any.
+                overwrite: (written_back && !disk.is_empty()).then_some(("f", "edited")),
             },
         );
         let f = "f".to_owned();
@@ -434,28 +463,79 @@ pub(crate) mod tests {
     #[test]
     fn every_state_of_generation_lock_and_disk_has_its_action() {
         use Action::*;
-        // generated, locked, disk: without force, with force
-        let table: &[(Hash, Hash, Hash, Action, Action)] = &[
-            (Some("a"), Some("a"), Some("a"), Unchanged, Unchanged),
-            (Some("a"), None, Some("a"), Unchanged, Unchanged),
-            (Some("a"), Some("b"), Some("a"), Unchanged, Unchanged),
-            (Some("a"), None, None, Write, Write),
-            (Some("a"), Some("a"), None, Write, Write),
-            (Some("a"), Some("b"), None, Write, Write),
-            (Some("a"), Some("b"), Some("b"), Write, Write),
-            (Some("a"), None, Some("b"), RefuseOverwrite, Write),
-            (Some("a"), Some("a"), Some("b"), RefuseOverwrite, Write),
-            (Some("a"), Some("b"), Some("c"), RefuseOverwrite, Write),
-            (None, Some("a"), Some("a"), Delete, Delete),
-            (None, Some("a"), Some("b"), RefuseDelete, Delete),
-            (None, Some("a"), None, Nothing, Nothing),
+        // generated, locked, disk: without force, with force, as the
+        // output a write-back's user edited (overwritten when generated,
+        // never deleted)
+        let table: &[(Hash, Hash, Hash, Action, Action, Action)] = &[
+            (
+                Some("a"),
+                Some("a"),
+                Some("a"),
+                Unchanged,
+                Unchanged,
+                Unchanged,
+            ),
+            (Some("a"), None, Some("a"), Unchanged, Unchanged, Unchanged),
+            (
+                Some("a"),
+                Some("b"),
+                Some("a"),
+                Unchanged,
+                Unchanged,
+                Unchanged,
+            ),
+            (Some("a"), None, None, Write, Write, Write),
+            (Some("a"), Some("a"), None, Write, Write, Write),
+            (Some("a"), Some("b"), None, Write, Write, Write),
+            (Some("a"), Some("b"), Some("b"), Write, Write, Write),
+            (Some("a"), None, Some("b"), RefuseOverwrite, Write, Write),
+            (
+                Some("a"),
+                Some("a"),
+                Some("b"),
+                RefuseOverwrite,
+                Write,
+                Write,
+            ),
+            (
+                Some("a"),
+                Some("b"),
+                Some("c"),
+                RefuseOverwrite,
+                Write,
+                Write,
+            ),
+            (None, Some("a"), Some("a"), Delete, Delete, Delete),
+            (
+                None,
+                Some("a"),
+                Some("b"),
+                RefuseDelete,
+                Delete,
+                RefuseDelete,
+            ),
+            (None, Some("a"), None, Nothing, Nothing, Nothing),
         ];
-        for &(g, l, d, without_force, with_force) in table {
-            for (force, expected) in [(false, without_force), (true, with_force)] {
-                let (got, plan) = action(g, l, d, force);
+        for &(g, l, d, without_force, with_force, written_back) in table {
+            for (force, edit, expected) in [
+                (false, false, without_force),
+                (true, false, with_force),
+                (false, true, written_back),
+            ] {
+                let (got, plan) = action(g, l, d, force, edit);
                 assert_eq!(
                     got, expected,
-                    "generated {g:?}, locked {l:?}, disk {d:?}, force {force}"
+                    "generated {g:?}, locked {l:?}, disk {d:?}, force {force}, written back {edit}"
+                );
+                // A write-back's model file is in the record of intent
+                // whatever happens to the outputs.
+                assert_eq!(
+                    plan.journal
+                        .as_ref()
+                        .and_then(|j| j.model.as_ref())
+                        .is_some(),
+                    edit,
+                    "{plan:?}"
                 );
                 assert_eq!(
                     plan.is_refused(),
@@ -470,12 +550,18 @@ pub(crate) mod tests {
                         assert_eq!(journal.writes.len(), 1);
                         assert_eq!(journal.writes[0].path, "out/f");
                         assert_eq!(Some(journal.writes[0].sha256.clone()), sha(g));
+                        // The edited output's previous bytes are those on
+                        // disk, the user's edit.
                         assert_eq!(
                             journal.writes[0]
                                 .previous
                                 .as_ref()
                                 .map(|b| b.sha256.clone()),
-                            sha(l)
+                            if edit && d.is_some() {
+                                Some("edited".to_owned())
+                            } else {
+                                sha(l)
+                            }
                         );
                         assert!(journal.deletes.is_empty());
                     }
@@ -488,6 +574,11 @@ pub(crate) mod tests {
                         assert_eq!(delete.locked.as_ref().map(|b| b.sha256.clone()), sha(l));
                     }
                     (None, Unchanged | Nothing | RefuseOverwrite | RefuseDelete) => {}
+                    (Some(journal), Unchanged | Nothing | RefuseOverwrite | RefuseDelete)
+                        if edit =>
+                    {
+                        assert!(journal.writes.is_empty() && journal.deletes.is_empty());
+                    }
                     (journal, action) => panic!("{action:?} with journal {journal:?}"),
                 }
             }
@@ -505,6 +596,8 @@ pub(crate) mod tests {
             current_lock_text: current,
             old_journal: false,
             leftovers: Leftovers::default(),
+            model_write: None,
+            overwrite: None,
         };
         let text = new_lock.to_text();
         let same: &'static str = Box::leak(text.clone().into_boxed_str());

@@ -21,11 +21,11 @@ mod block;
 
 pub use block::{BlockChange, BlockPlan, apply_block_write_back, plan_block_write_back};
 
-use crate::check::{ProblemKind, check_with};
 use crate::error::GenerateError;
-use crate::generate::{GenerateOptions, GenerateReport, generate};
+use crate::generate::{GenerateOptions, GenerateReport, generate_with_edit};
 use crate::generation::{Generation, run_with_inputs};
 use crate::inputs::{Inputs, read_lock, read_stamp};
+use crate::journal::ModelEdit;
 use crate::project::{Project, posix};
 use crate::project_lock::Wait;
 use crate::trace_view::parse_target;
@@ -346,46 +346,70 @@ impl Planned {
         }
     }
 
-    /// Writes the plan and generates, all or nothing: what would stop the
-    /// generate (a hand edit of another output, or of this one's sidecar)
-    /// refuses it before the model is written, and a generate that fails
-    /// once the model is written puts the model file back as it was.
+    /// The model file's new text.
+    fn patched_text(&self) -> &str {
+        match self {
+            Planned::Line(plan) => &plan.patched_text,
+            Planned::Block(plan) => &plan.patched_text,
+        }
+    }
+
+    /// Refuses what the user has not accepted: effects on other lines
+    /// without `accept_effects`, or a line's patch over an output with
+    /// other hand edits.
+    fn permitted(&self, accept_effects: bool) -> Result<(), WriteBackError> {
+        let effects = match self {
+            Planned::Line(plan) => &plan.effects,
+            Planned::Block(plan) => &plan.effects,
+        };
+        if !effects.is_empty() && !accept_effects {
+            return Err(WriteBackError::Effects(effects.len()));
+        }
+        if let Planned::Line(WriteBackPlan {
+            output,
+            output_after: Some((_, false)),
+            ..
+        }) = self
+        {
+            return Err(WriteBackError::OtherEdits(output.clone()));
+        }
+        Ok(())
+    }
+
+    /// Writes the plan and generates, all or nothing: the outputs are
+    /// generated from the patched model first, and the model file is
+    /// written with them in one run (one journal: a run interrupted at
+    /// any step is finished by the next generate), or nothing is written
+    /// and the error says why (another output's hand edit, a generator
+    /// that fails on the patched model).
     ///
     /// # Errors
     ///
     /// [`WriteBackError::EditedElsewhere`], what [`Planned::apply`] and
-    /// [`generate`] refuse; the model and outputs are then as they were.
+    /// `seams generate` refuse, [`GenerateError::FailedOnEdit`]; the model
+    /// and outputs are then as they were.
     pub fn apply_and_generate(
         &self,
         project: &Project,
         runtime: &Runtime,
         accept_effects: bool,
     ) -> Result<GenerateReport, WriteBackError> {
-        let own = format!("{}/{}", posix(&project.output_dir), self.output());
-        let report = check_with(project, runtime, Wait::Block)?;
-        let edited: Vec<String> = report
-            .problems
-            .iter()
-            .filter(|p| matches!(p.kind, ProblemKind::HandEdited | ProblemKind::EditedOrphan))
-            .filter_map(|p| p.path.clone())
-            .filter(|p| *p != own)
-            .collect();
-        if !edited.is_empty() {
-            return Err(WriteBackError::EditedElsewhere(edited));
-        }
+        self.permitted(accept_effects)?;
         let model_file = self.model_file();
-        let original = std::fs::read(model_file).map_err(|source| WriteBackError::Io {
-            path: model_file.to_owned(),
-            source,
-        })?;
-        self.apply(accept_effects)?;
+        let edit = ModelEdit {
+            path: posix(model_file.strip_prefix(&project.root).unwrap_or(model_file)),
+            text: self.patched_text().to_owned(),
+            output: self.output().to_owned(),
+        };
         let options = GenerateOptions {
             wait: Wait::Block,
             ..GenerateOptions::default()
         };
-        generate(project, runtime, &options).or_else(|e| {
-            write_model(model_file, &original)?;
-            Err(e.into())
+        generate_with_edit(project, runtime, &options, &edit).map_err(|e| match e {
+            GenerateError::HandEdited { overwrite, delete } => {
+                WriteBackError::EditedElsewhere(overwrite.into_iter().chain(delete).collect())
+            }
+            e => e.into(),
         })
     }
 }
