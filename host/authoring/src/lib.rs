@@ -29,6 +29,21 @@ pub mod provider;
 mod publish;
 mod scaffold;
 
+/// The readers of what a provider answers, for the fuzz targets
+/// (`fuzz/`): built only under cargo-fuzz's `--cfg fuzzing`.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::draft::parse_answer;
+    pub use crate::extract_rules::{check as check_extract, copied_values};
+
+    /// The answer's text in a response body of `api`, as a draft reads it.
+    pub fn answer_text(api: crate::provider::Api, body: &[u8]) -> Option<String> {
+        let body: serde_json::Value = serde_json::from_slice(body).ok()?;
+        crate::provider::answer_text(api, &body)
+    }
+}
+
 pub use draft::{
     DEFAULT_BUILD_MEMORY_MIB, DEFAULT_BUILD_TIMEOUT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError,
     DraftReport, DraftRequest, draft_generator, draft_prompt,

@@ -236,7 +236,7 @@ fn request(api: Api, base_url: &str, model: &str, prompt: &str) -> (String, Valu
 }
 
 /// The answer's text in an API's response body.
-fn answer_text(api: Api, body: &Value) -> Option<String> {
+pub(crate) fn answer_text(api: Api, body: &Value) -> Option<String> {
     match api {
         Api::OpenAi => body["choices"][0]["message"]["content"]
             .as_str()

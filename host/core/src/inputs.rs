@@ -428,10 +428,13 @@ pub fn read_lock(project: &Project) -> Result<Option<Lock>, GenerateError> {
 pub(crate) fn read_lock_and_text(
     project: &Project,
 ) -> Result<Option<(Lock, String)>, GenerateError> {
-    read_record(project, LOCK_FILE, |path, bytes| {
-        let text = decoded(path, bytes)?;
-        Ok((Lock::parse(path, text)?, text.to_owned()))
-    })
+    read_record(project, LOCK_FILE, parse_lock)
+}
+
+/// A lock's bytes as read from `path`, parsed, with their text.
+pub(crate) fn parse_lock(path: &str, bytes: &[u8]) -> Result<(Lock, String), LockError> {
+    let text = decoded(path, bytes)?;
+    Ok((Lock::parse(path, text)?, text.to_owned()))
 }
 
 /// Reads the project's journal, if an interrupted run left one. A journal
@@ -442,12 +445,15 @@ pub(crate) fn read_lock_and_text(
 ///
 /// An unreadable or invalid journal.
 pub fn read_journal(project: &Project) -> Result<Option<Journal>, GenerateError> {
-    read_record(project, JOURNAL_FILE, |path, bytes| {
-        if Journal::cut_short(bytes) {
-            return Ok(Journal::empty());
-        }
-        Journal::parse(path, decoded(path, bytes)?)
-    })
+    read_record(project, JOURNAL_FILE, parse_journal)
+}
+
+/// A journal's bytes as read from `path`, parsed.
+pub(crate) fn parse_journal(path: &str, bytes: &[u8]) -> Result<Journal, LockError> {
+    if Journal::cut_short(bytes) {
+        return Ok(Journal::empty());
+    }
+    Journal::parse(path, decoded(path, bytes)?)
 }
 
 /// Reads the record `name` in the project directory (the lock or the

@@ -74,6 +74,22 @@ pub use write_back::{
     plan_target, plan_write_back,
 };
 
+/// The readers of untrusted records, for the fuzz targets (`fuzz/`):
+/// built only under cargo-fuzz's `--cfg fuzzing`.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Reads a lock's bytes as `generate` and `check` do.
+    pub fn lock(bytes: &[u8]) -> bool {
+        crate::inputs::parse_lock("seams.lock", bytes).is_ok()
+    }
+
+    /// Reads a journal's bytes as `generate` and `check` do.
+    pub fn journal(bytes: &[u8]) -> bool {
+        crate::inputs::parse_journal("seams.journal", bytes).is_ok()
+    }
+}
+
 /// Hooks for seams' own tests; not part of the stable API.
 #[doc(hidden)]
 pub mod testing {

@@ -588,8 +588,14 @@ fn output_subdirectory(path: PathBuf) -> Result<PathBuf, &'static str> {
     Ok(normal)
 }
 
+/// The line of byte `offset`, which the TOML parser gives: it reads a
+/// leading byte order mark as one byte, so the offset may fall inside a
+/// character (a second mark after the one `load` strips).
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+    text[..text.floor_char_boundary(offset)]
+        .matches('\n')
+        .count()
+        + 1
 }
 
 #[cfg(test)]
@@ -598,6 +604,24 @@ mod tests {
 
     fn parse(text: &str) -> Result<Project, ProjectError> {
         Project::parse(Path::new("/p"), Path::new("/p/seams.toml"), text)
+    }
+
+    #[test]
+    fn an_error_after_a_byte_order_mark_names_its_line_without_panicking() {
+        // Found by the manifest fuzz target: a second mark (`load` strips
+        // the first) with an error at offset 1.
+        for text in [
+            "\u{feff}r]]n",
+            "\u{feff}\u{feff}r]]n\n",
+            "\u{feff}\n\nx = = 1\n",
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with("/p/seams.toml:"), "{e}");
+        }
+        let fuzzed = include_bytes!(
+            "../../../fuzz/crashes/manifest/crash-053c9444e80ccca9ed6dd85cf7d8d00a44a66ecb"
+        );
+        assert!(parse(std::str::from_utf8(fuzzed).unwrap()).is_err());
     }
 
     #[test]

@@ -32,6 +32,17 @@ pub use credentials::Login;
 pub use reference::{Reference, ReferenceError};
 
 use artifact::{Layer, check};
+
+/// The reader of untrusted manifests, for the fuzz targets (`fuzz/`):
+/// built only under cargo-fuzz's `--cfg fuzzing`.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Reads a manifest's bytes as a pull does.
+    pub fn manifest(bytes: &[u8]) -> bool {
+        crate::artifact::check(bytes).is_ok()
+    }
+}
 use blobs::Blobs;
 
 /// Why a registry operation failed; names the reference or registry and
