@@ -180,7 +180,11 @@ fn attacks() -> Vec<Attack> {
         // The renders' texts go to files as they are made (a run holds
         // 16 MiB of them at most), so keeping every handle costs the host
         // disk, counted against max-output-mib, not memory.
-        a("handle-hoard", Written("hoard.txt", "3000 kept\n")),
+        Attack {
+            name: "handle-hoard",
+            sandbox: "[sandbox]\ntimeout-seconds = 60\nmemory-mib = 64\n",
+            expect: Written("hoard.txt", "3000 kept\n"),
+        },
         Attack {
             name: "big-output",
             sandbox: "[sandbox]\ntimeout-seconds = 30\nmemory-mib = 1024\nmax-output-mib = 256\n",
