@@ -588,9 +588,11 @@ fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_manifest_cap() {
         &["inspect", &reference],
     );
     assert_eq!(measured.code, Some(1), "{}", measured.stderr);
-    // Not asserted: 55 MiB when run alone here, but 527 MB once in CI
-    // beside a fuzzing run (see the closing note of 2026-12-05).
-    eprintln!("endless manifest: peak {} KiB", measured.peak_rss_kib);
+    assert!(
+        measured.peak_rss_kib < 128 * 1024,
+        "peak {} KiB reading an endless manifest",
+        measured.peak_rss_kib
+    );
 }
 
 #[test]

@@ -204,47 +204,63 @@ pub struct Measured {
     pub stderr: String,
     /// From start to exit.
     pub wall: std::time::Duration,
-    /// Its peak resident memory, in KiB (`ru_maxrss` from `wait4`).
+    /// Its own peak resident memory, in KiB.
     pub peak_rss_kib: u64,
 }
 
 /// Runs `program ARGS` to its end and measures it.
+///
+/// Measured through GNU time, which starts the program from its own small
+/// process: Linux keeps the old address space's high-water mark in
+/// `ru_maxrss` across `exec`, so a program spawned straight from this test
+/// process (which may hold hundreds of MiB for other tests running beside
+/// it) would report this process's peak, not its own.
 pub fn run_measured(program: &Path, args: &[&str]) -> Measured {
     use std::io::{Read, Seek};
     let mut out = tempfile::tempfile().unwrap();
     let mut err = tempfile::tempfile().unwrap();
+    let report = tempfile::NamedTempFile::new().unwrap();
     let start = std::time::Instant::now();
-    let child = std::process::Command::new(program)
+    let status = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(report.path())
+        .arg("--")
+        .arg(program)
         .args(args)
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null())
         .stdout(out.try_clone().unwrap())
         .stderr(err.try_clone().unwrap())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value to be filled in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our child, not yet waited for; both pointers are
-    // valid for the call.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4 failed");
+        .status()
+        .expect("GNU time (Debian package `time`, installed by tests/run)");
     let wall = start.elapsed();
-    std::mem::forget(child);
     let text = |f: &mut std::fs::File| {
         f.rewind().unwrap();
         let mut s = String::new();
         f.read_to_string(&mut s).unwrap();
         s
     };
+    let report = std::fs::read_to_string(report.path()).unwrap();
+    let signal = report.lines().find_map(|line| {
+        line.strip_prefix("Command terminated by signal ")
+            .map(|n| n.trim().parse().unwrap())
+    });
+    let peak_rss_kib = report
+        .lines()
+        .last()
+        .and_then(|line| line.trim().parse().ok())
+        .unwrap_or_else(|| panic!("GNU time reported no peak: {report:?}"));
     Measured {
-        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
-        signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+        code: if signal.is_some() {
+            None
+        } else {
+            status.code()
+        },
+        signal,
         stdout: text(&mut out),
         stderr: text(&mut err),
         wall,
-        peak_rss_kib: usage.ru_maxrss as u64,
+        peak_rss_kib,
     }
 }
 
