@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use seams_registry::{Artifact, Reference, Registry, Settings};
-use seams_tests::registry::{TestRegistry, cached_blob, digest};
+use seams_tests::registry::{Answer, FakeRegistry, TestRegistry, cached_blob, digest};
 use seams_tests::{OTHER_WORLD_WASM, Outcome, TempProject, chat_project, repo_root};
 
 /// The blob cache and an empty Docker config, private to one test.
@@ -542,56 +542,144 @@ fn base64(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
-#[test]
-fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_manifest_cap() {
-    use std::io::{BufRead, BufReader, Write};
-    // A hostile registry: it answers /v2/ and then streams a manifest that
-    // never ends, faster than any size check after the fact could help.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let host = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut request = String::new();
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                while reader.read_line(&mut request).is_ok_and(|n| n > 2) {}
-                if !request.contains("/manifests/") {
-                    let _ = stream.write_all(
-                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
-                    );
-                    return;
-                }
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\nConnection: close\r\n\r\n",
-                );
-                let chunk = vec![b' '; 1 << 20];
-                while stream.write_all(&chunk).is_ok() {}
-            });
-        }
-    });
+/// `seams inspect REFERENCE` run as a process of its own, so that its peak
+/// memory is its own: refused with `message`, the process staying near
+/// its size at rest (a whole endless answer reached 550 MB).
+fn refused_within_memory(reference: &str, message: &str) {
     let env = Env::new();
-    let reference = format!("{host}/evil/endless:1");
-    let run = env.seams(&["inspect", &reference], &[]);
+    let run = env.seams(&["inspect", reference], &[]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(
-        run.stderr.contains(&format!(
-            "{reference} is not a seams generator: its manifest is more than 1048576 bytes"
-        )),
-        "{run:?}"
-    );
-    // Cut off at the cap as the bytes arrive: the process stays near its
-    // size at rest (it reached 550 MB when the cap was checked after the
-    // whole answer was read).
+    assert!(run.stderr.contains(message), "{run:?}");
     let measured = seams_tests::run_measured(
         Path::new(env!("CARGO_BIN_EXE_seams")),
-        &["inspect", &reference],
+        &["inspect", reference],
     );
     assert_eq!(measured.code, Some(1), "{}", measured.stderr);
     assert!(
         measured.peak_rss_kib < 128 * 1024,
-        "peak {} KiB reading an endless manifest",
+        "peak {} KiB reading an endless answer",
         measured.peak_rss_kib
+    );
+}
+
+#[test]
+fn a_registry_sending_an_endless_manifest_is_cut_off_at_the_manifest_cap() {
+    // It answers /v2/, then streams a manifest that never ends, faster
+    // than any size check after the fact could help.
+    let fake = FakeRegistry::start(|request| {
+        if request.target.contains("/manifests/") {
+            Answer::Endless("application/vnd.oci.image.manifest.v1+json")
+        } else {
+            Answer::Whole(200, Vec::new(), b"{}".to_vec())
+        }
+    });
+    let reference = format!("{}/evil/endless:1", fake.host());
+    refused_within_memory(
+        &reference,
+        &format!("{reference} is not a seams generator: its manifest is more than 1048576 bytes"),
+    );
+}
+
+/// A registry that wants a Bearer token from its own token service (as
+/// Docker Hub, GHCR and most hosted registries do), and `token` its
+/// service's answer.
+fn token_registry(
+    files: std::collections::BTreeMap<String, Vec<u8>>,
+    token: impl Fn() -> Answer + Send + Sync + 'static,
+) -> FakeRegistry {
+    FakeRegistry::start(move |request| {
+        let path = request.target.split('?').next().unwrap_or_default();
+        if path == "/token" {
+            let query = request.target.split_once('?').map_or("", |(_, q)| q);
+            return if query.contains("scope=repository%3Aseams%2Fhtmx%3Apull")
+                && query.contains("service=fake-registry")
+            {
+                token()
+            } else {
+                Answer::Whole(400, Vec::new(), b"wrong scope".to_vec())
+            };
+        }
+        let challenge = || {
+            Answer::Whole(
+                401,
+                vec![(
+                    "WWW-Authenticate",
+                    format!(
+                        r#"Bearer realm="http://{}/token",service="fake-registry""#,
+                        request.host
+                    ),
+                )],
+                Vec::new(),
+            )
+        };
+        if request.authorization.as_deref() != Some("Bearer t0k3n") {
+            return challenge();
+        }
+        match files.get(path) {
+            Some(bytes) => Answer::Whole(200, Vec::new(), bytes.clone()),
+            None => Answer::Whole(404, Vec::new(), Vec::new()),
+        }
+    })
+}
+
+#[test]
+fn a_token_service_is_asked_for_the_repositorys_pull_and_its_token_used() {
+    // The htmx generator as a real registry serves it, then served again
+    // from behind a token service.
+    let env = Env::new();
+    let registry = TestRegistry::start();
+    push(
+        &env,
+        &format!("{}/seams/htmx:1", registry.host()),
+        seams_core::builtin::component("htmx").unwrap(),
+    );
+    let get = |path: &str| {
+        ureq::get(&format!("http://{}/v2/seams/htmx/{path}", registry.host()))
+            .header("Accept", seams_registry::MANIFEST_MEDIA_TYPE)
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_vec()
+            .unwrap()
+    };
+    let manifest = get("manifests/1");
+    let layer =
+        serde_json::from_slice::<serde_json::Value>(&manifest).unwrap()["layers"][0]["digest"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    let files = [
+        ("/v2/seams/htmx/manifests/1".to_owned(), manifest),
+        (
+            format!("/v2/seams/htmx/blobs/{layer}"),
+            get(&format!("blobs/{layer}")),
+        ),
+    ]
+    .into();
+    let fake = token_registry(files, || {
+        Answer::Whole(
+            200,
+            Vec::new(),
+            br#"{"token":"t0k3n","expires_in":300}"#.to_vec(),
+        )
+    });
+    let run = env.seams(&["inspect", &format!("{}/seams/htmx:1", fake.host())], &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("htmx"), "{run:?}");
+    let seen = fake.seen();
+    assert!(
+        seen.iter().any(|t| t.starts_with("/token?")),
+        "the token service was not asked: {seen:?}"
+    );
+}
+
+#[test]
+fn a_token_service_sending_an_endless_answer_is_cut_off() {
+    let fake = token_registry(Default::default(), || Answer::Endless("application/json"));
+    let reference = format!("{}/seams/htmx:1", fake.host());
+    refused_within_memory(
+        &reference,
+        "its token service answered more than 65536 bytes",
     );
 }
 

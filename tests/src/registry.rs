@@ -161,3 +161,123 @@ pub fn cached_blob(cache: &Path, digest: &str) -> PathBuf {
         .join("sha256")
         .join(digest.strip_prefix("sha256:").unwrap())
 }
+
+/// A registry played by a function of each request, for what a real one
+/// would not do: a token service of its own, answers that never end.
+/// Serves on a loopback port until dropped.
+pub struct FakeRegistry {
+    host: String,
+    stopped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// A request as the fake registry read it.
+pub struct Request {
+    /// The request target: path and query.
+    pub target: String,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<String>,
+    /// The fake registry's own `127.0.0.1:PORT`, for the URLs it hands out.
+    pub host: String,
+}
+
+/// What the fake registry answers.
+pub enum Answer {
+    /// A whole answer: status, headers, body.
+    Whole(u16, Vec<(&'static str, String)>, Vec<u8>),
+    /// A 200 of this content type whose body never ends.
+    Endless(&'static str),
+}
+
+impl FakeRegistry {
+    /// Starts serving `answer` to every request.
+    pub fn start(answer: impl Fn(&Request) -> Answer + Send + Sync + 'static) -> FakeRegistry {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::Ordering;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let host = listener.local_addr().unwrap().to_string();
+        let fake = FakeRegistry {
+            host: host.clone(),
+            stopped: Default::default(),
+            seen: Default::default(),
+        };
+        let (stopped, seen) = (fake.stopped.clone(), fake.seen.clone());
+        let answer = std::sync::Arc::new(answer);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(mut stream) = stream else { continue };
+                let (answer, stopped, seen, host) =
+                    (answer.clone(), stopped.clone(), seen.clone(), host.clone());
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut head = Vec::new();
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        head.push(std::mem::take(&mut line));
+                    }
+                    let Some(target) = head.first().and_then(|l| l.split(' ').nth(1)) else {
+                        return;
+                    };
+                    let authorization = head.iter().find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("authorization")
+                            .then(|| value.trim().to_owned())
+                    });
+                    seen.lock().unwrap().push(target.to_owned());
+                    let request = Request {
+                        target: target.to_owned(),
+                        authorization,
+                        host,
+                    };
+                    match answer(&request) {
+                        Answer::Whole(status, headers, body) => {
+                            let mut text = format!(
+                                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
+                                body.len()
+                            );
+                            for (name, value) in headers {
+                                text.push_str(&format!("{name}: {value}\r\n"));
+                            }
+                            text.push_str("\r\n");
+                            let _ = stream.write_all(text.as_bytes());
+                            let _ = stream.write_all(&body);
+                        }
+                        Answer::Endless(content_type) => {
+                            let _ = stream.write_all(
+                                format!("HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n")
+                                    .as_bytes(),
+                            );
+                            let chunk = vec![b' '; 1 << 20];
+                            while !stopped.load(Ordering::SeqCst)
+                                && stream.write_all(&chunk).is_ok()
+                            {}
+                        }
+                    }
+                });
+            }
+        });
+        fake
+    }
+
+    /// `127.0.0.1:PORT`.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The targets (path and query) of the requests it has read, in order.
+    pub fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FakeRegistry {
+    fn drop(&mut self) {
+        self.stopped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accepting thread so that it sees the flag and ends.
+        let _ = std::net::TcpStream::connect(&self.host);
+    }
+}

@@ -17,10 +17,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
-use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use seams_model::input_text::escape_line;
 
@@ -292,25 +290,22 @@ impl Registry {
             }
         }
         self.block_on(reference, async {
-            let client = self.client(reference);
             let auth = self.auth(reference)?;
             let target = match &wanted {
                 Some(digest) => reference.at(digest),
                 None => reference.oci().clone(),
             };
-            let token = client
-                .auth(&target, &auth, oci_client::RegistryOperation::Pull)
-                .await
-                .map_err(|e| self.error(reference, e))?;
-            let manifest = pull::manifest(
-                &self.http(reference)?,
+            let http = self.http(reference)?;
+            let session = pull::Session::open(
+                &http,
                 scheme(reference, &self.settings.insecure),
                 reference,
                 &target,
-                &pull::Credentials::of(token, &auth),
-                MANIFEST_MEDIA_TYPE,
+                &auth,
             )
             .await?;
+            let at = target.digest().or(target.tag()).unwrap_or("latest");
+            let manifest = session.manifest(at, MANIFEST_MEDIA_TYPE).await?;
             let manifest_digest = digest_of(&manifest);
             if let Some(expected) = &wanted
                 && *expected != manifest_digest
@@ -325,7 +320,7 @@ impl Registry {
             let (layer, annotations) = self.layer_of(reference, &manifest, pin)?;
             let component = match self.blobs.get(&layer.digest)? {
                 Some(component) => component,
-                None => self.pull_layer(&client, reference, &target, &layer).await?,
+                None => session.blob(&layer).await?,
             };
             self.blobs.put(&layer.digest, &component)?;
             self.blobs.put(&manifest_digest, &manifest)?;
@@ -409,53 +404,6 @@ impl Registry {
         Ok((layer, annotations))
     }
 
-    /// The layer's bytes, at most its declared size, checked against its
-    /// digest.
-    async fn pull_layer(
-        &self,
-        client: &oci_client::Client,
-        reference: &Reference,
-        target: &oci_client::Reference,
-        layer: &Layer,
-    ) -> Result<Vec<u8>, RegistryError> {
-        let descriptor = OciDescriptor {
-            media_type: LAYER_MEDIA_TYPE.to_owned(),
-            digest: layer.digest.clone(),
-            size: layer.size as i64,
-            ..OciDescriptor::default()
-        };
-        let mut stream = client
-            .pull_blob_stream(target, &descriptor)
-            .await
-            .map_err(|e| self.error(reference, e))?;
-        let mut bytes = Vec::with_capacity(layer.size.min(16 << 20) as usize);
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| RegistryError::Unreachable {
-                registry: reference.registry().to_owned(),
-                reason: escape_line(&e.to_string(), 300).into_owned(),
-            })?;
-            if (bytes.len() + chunk.len()) as u64 > layer.size {
-                return Err(RegistryError::Mismatch {
-                    reference: reference.to_string(),
-                    what: "component",
-                    expected: layer.digest.clone(),
-                    actual: format!("more than the {} bytes its manifest gives", layer.size),
-                });
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        let actual = digest_of(&bytes);
-        if actual != layer.digest {
-            return Err(RegistryError::Mismatch {
-                reference: reference.to_string(),
-                what: "component",
-                expected: layer.digest.clone(),
-                actual,
-            });
-        }
-        Ok(bytes)
-    }
-
     fn client(&self, reference: &Reference) -> oci_client::Client {
         oci_client::Client::new(ClientConfig {
             protocol: protocol(reference, &self.settings.insecure),
@@ -516,7 +464,6 @@ impl Registry {
 
     /// What an oci-client error means for the user.
     fn error(&self, reference: &Reference, error: OciDistributionError) -> RegistryError {
-        use oci_client::errors::OciErrorCode as Code;
         let registry = reference.registry().to_owned();
         let said = |text: String| escape_line(&text, 300).into_owned();
         match error {
@@ -527,39 +474,12 @@ impl Registry {
             OciDistributionError::ImageManifestNotFoundError(_) => RegistryError::NotFound {
                 reference: reference.to_string(),
             },
-            OciDistributionError::RegistryError { envelope, .. }
-                if envelope.errors.iter().any(|e| {
-                    matches!(
-                        e.code,
-                        Code::ManifestUnknown
-                            | Code::NameUnknown
-                            | Code::NotFound
-                            | Code::BlobUnknown
-                    )
-                }) =>
-            {
-                RegistryError::NotFound {
-                    reference: reference.to_string(),
-                }
+            OciDistributionError::RegistryError { envelope, .. } => {
+                pull::refused(reference, None, &envelope.errors, &envelope.to_string())
             }
-            OciDistributionError::RegistryError { envelope, .. }
-                if envelope
-                    .errors
-                    .iter()
-                    .any(|e| matches!(e.code, Code::Unauthorized | Code::Denied)) =>
-            {
-                RegistryError::Unauthorized { registry }
+            OciDistributionError::ServerError { code, message, .. } => {
+                pull::refused(reference, Some(code), &[], &message)
             }
-            OciDistributionError::ServerError { code: 404, .. } => RegistryError::NotFound {
-                reference: reference.to_string(),
-            },
-            OciDistributionError::ServerError {
-                code: 401 | 403, ..
-            } => RegistryError::Unauthorized { registry },
-            OciDistributionError::ServerError { code, message, .. } => RegistryError::Registry {
-                registry,
-                reason: said(format!("HTTP {code}: {message}")),
-            },
             OciDistributionError::RequestError(e) if e.is_connect() || e.is_timeout() => {
                 RegistryError::Unreachable {
                     registry,

@@ -1,23 +1,29 @@
-//! Reads a manifest from a registry with its cap enforced while the bytes
-//! arrive. oci-client reads a whole answer before anyone can look at its
-//! size, so a registry streaming a manifest that never ends had the host
-//! hold hundreds of MiB before the 1 MiB cap refused it; here the read
-//! stops at the first byte past the cap.
+//! Pulls from a registry with every cap enforced while the bytes arrive.
+//! oci-client reads whole answers (a manifest, a token service's answer)
+//! before anyone can look at their size, so a registry streaming one that
+//! never ends had the host hold hundreds of MiB before a cap refused it;
+//! here each read stops at the first byte past its cap. Publishing stays
+//! on oci-client: there seams sends, and reads only short answers.
 
-use oci_client::errors::OciEnvelope;
+use oci_client::errors::{OciEnvelope, OciError, OciErrorCode};
 use oci_client::secrets::RegistryAuth;
 use reqwest::StatusCode;
 use seams_model::input_text::escape_line;
 
-use crate::artifact::MAX_MANIFEST_BYTES;
+use crate::artifact::{Layer, MAX_MANIFEST_BYTES, digest_of};
 use crate::{Reference, RegistryError, root_cause};
 
 /// How much of a refusal's body is read, to find the registry's error
 /// codes and message in it.
 const REFUSAL_BYTES: usize = 16 << 10;
 
+/// How much of a token service's answer is read: its tokens are a few
+/// KiB (JWTs).
+const TOKEN_BYTES: usize = 64 << 10;
+
 /// How a request proves who asks.
-pub(crate) enum Credentials {
+#[derive(Debug, PartialEq, Eq)]
+enum Credentials {
     /// Nothing: an anonymous pull.
     Anonymous,
     /// A token from the registry's token service (or the user's own).
@@ -28,71 +34,211 @@ pub(crate) enum Credentials {
 }
 
 impl Credentials {
-    /// The credentials for a request, from the token oci-client's
-    /// handshake got (if the registry asked for one) and the user's.
-    pub(crate) fn of(token: Option<String>, auth: &RegistryAuth) -> Credentials {
-        match (token, auth) {
-            (Some(token), _) => Credentials::Bearer(token),
-            (None, RegistryAuth::Bearer(token)) => Credentials::Bearer(token.clone()),
-            (None, RegistryAuth::Basic(user, password)) => {
+    /// The user's own credentials, sent as they are.
+    fn of(auth: &RegistryAuth) -> Credentials {
+        match auth {
+            RegistryAuth::Bearer(token) => Credentials::Bearer(token.clone()),
+            RegistryAuth::Basic(user, password) => {
                 Credentials::Basic(user.clone(), password.clone())
             }
-            (None, RegistryAuth::Anonymous) => Credentials::Anonymous,
+            RegistryAuth::Anonymous => Credentials::Anonymous,
+        }
+    }
+
+    fn apply(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match self {
+            Credentials::Anonymous => request,
+            Credentials::Bearer(token) => request.bearer_auth(token),
+            Credentials::Basic(user, password) => request.basic_auth(user, Some(password)),
         }
     }
 }
 
-/// The manifest `target` names, as bytes, refused as soon as it passes
-/// [`MAX_MANIFEST_BYTES`].
-pub(crate) async fn manifest(
-    http: &reqwest::Client,
-    scheme: &str,
-    reference: &Reference,
-    target: &oci_client::Reference,
-    credentials: &Credentials,
-    accept: &str,
-) -> Result<Vec<u8>, RegistryError> {
-    let at = target
-        .digest()
-        .or(target.tag())
-        .unwrap_or("latest")
-        .to_owned();
-    let url = format!(
-        "{scheme}://{}/v2/{}/manifests/{at}",
-        target.resolve_registry(),
-        target.repository()
-    );
-    let request = http.get(&url).header(reqwest::header::ACCEPT, accept);
-    let request = match credentials {
-        Credentials::Anonymous => request,
-        Credentials::Bearer(token) => request.bearer_auth(token),
-        Credentials::Basic(user, password) => request.basic_auth(user, Some(password)),
+/// Where a registry sends a client for a token: the parameters of its
+/// `Bearer` challenge.
+#[derive(Debug, PartialEq, Eq)]
+struct TokenService {
+    realm: String,
+    service: Option<String>,
+}
+
+/// The token service a `WWW-Authenticate` header names, if it asks for a
+/// Bearer token; `None` for any other scheme (Basic) or a header that does
+/// not parse.
+fn token_service(header: &str) -> Option<TokenService> {
+    let challenges = http_auth::parse_challenges(header).ok()?;
+    let bearer = challenges
+        .into_iter()
+        .find(|c| c.scheme.eq_ignore_ascii_case("bearer"))?;
+    let param = |name: &str| {
+        bearer
+            .params
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.to_unescaped())
     };
-    let failed = |e: reqwest::Error| network_error(reference, &e);
-    let mut response = request.send().await.map_err(failed)?;
-    let status = response.status();
-    if !status.is_success() {
-        let (body, _) = read_capped(&mut response, REFUSAL_BYTES)
+    Some(TokenService {
+        realm: param("realm")?,
+        service: param("service"),
+    })
+}
+
+/// Reads one repository of one registry, with the credentials its
+/// handshake gave.
+pub(crate) struct Session<'a> {
+    http: &'a reqwest::Client,
+    reference: &'a Reference,
+    /// `scheme://registry/v2/repository`.
+    base: String,
+    credentials: Credentials,
+}
+
+impl<'a> Session<'a> {
+    /// Finds out how the registry wants pulls of `target`'s repository
+    /// proved: the user's token as it is; else, when `/v2/` answers with a
+    /// Bearer challenge, a token from the service it names (asked with the
+    /// user's password if there is one); else the user's credentials, if
+    /// any, as they are.
+    pub(crate) async fn open(
+        http: &'a reqwest::Client,
+        scheme: &str,
+        reference: &'a Reference,
+        target: &oci_client::Reference,
+        auth: &RegistryAuth,
+    ) -> Result<Session<'a>, RegistryError> {
+        let registry = format!("{scheme}://{}/v2/", target.resolve_registry());
+        let mut session = Session {
+            http,
+            reference,
+            base: format!("{registry}{}", target.repository()),
+            credentials: Credentials::of(auth),
+        };
+        if matches!(auth, RegistryAuth::Bearer(_)) {
+            return Ok(session);
+        }
+        // Only the headers are read: the body is dropped unread.
+        let probe = http
+            .get(&registry)
+            .send()
             .await
-            .unwrap_or_default();
-        return Err(refusal(reference, status, &body));
+            .map_err(|e| network_error(reference, &e))?;
+        let service = (probe.status() == StatusCode::UNAUTHORIZED)
+            .then(|| probe.headers().get(reqwest::header::WWW_AUTHENTICATE))
+            .flatten()
+            .and_then(|h| h.to_str().ok())
+            .and_then(token_service);
+        if let Some(service) = service {
+            let token = session.token(&service, target.repository()).await?;
+            session.credentials = Credentials::Bearer(token);
+        }
+        Ok(session)
     }
-    let too_big = || RegistryError::NotAComponent {
-        reference: reference.to_string(),
-        why: format!("its manifest is more than {MAX_MANIFEST_BYTES} bytes"),
-    };
-    if response
-        .content_length()
-        .is_some_and(|n| n > MAX_MANIFEST_BYTES as u64)
-    {
-        return Err(too_big());
+
+    /// A pull token for `repository` from the registry's token service.
+    async fn token(
+        &self,
+        service: &TokenService,
+        repository: &str,
+    ) -> Result<String, RegistryError> {
+        let failed = |why: String| RegistryError::Registry {
+            registry: self.reference.registry().to_owned(),
+            reason: escape_line(&format!("its token service {why}"), 300).into_owned(),
+        };
+        let mut url = reqwest::Url::parse(&service.realm)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .ok_or_else(|| failed(format!("is not an HTTP URL: {}", service.realm)))?;
+        url.query_pairs_mut()
+            .append_pair("scope", &format!("repository:{repository}:pull"));
+        if let Some(name) = &service.service {
+            url.query_pairs_mut().append_pair("service", name);
+        }
+        let (body, more) = self.read(self.http.get(url), TOKEN_BYTES as u64).await?;
+        if more {
+            return Err(failed(format!("answered more than {TOKEN_BYTES} bytes")));
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            token: Option<String>,
+            access_token: Option<String>,
+        }
+        serde_json::from_slice::<Answer>(&body)
+            .ok()
+            .and_then(|a| a.token.or(a.access_token))
+            .filter(|t| reqwest::header::HeaderValue::from_str(t).is_ok())
+            .ok_or_else(|| failed("answered without a token".to_owned()))
     }
-    match read_capped(&mut response, MAX_MANIFEST_BYTES)
-        .await
-        .map_err(failed)?
-    {
-        (body, false) => Ok(body),
-        (_, true) => Err(too_big()),
+
+    /// The manifest at `at` (a tag or digest), as bytes, refused as soon
+    /// as it passes [`MAX_MANIFEST_BYTES`].
+    pub(crate) async fn manifest(&self, at: &str, accept: &str) -> Result<Vec<u8>, RegistryError> {
+        let too_big = || RegistryError::NotAComponent {
+            reference: self.reference.to_string(),
+            why: format!("its manifest is more than {MAX_MANIFEST_BYTES} bytes"),
+        };
+        let request = self
+            .http
+            .get(format!("{}/manifests/{at}", self.base))
+            .header(reqwest::header::ACCEPT, accept);
+        match self.read(request, MAX_MANIFEST_BYTES as u64).await? {
+            (body, false) => Ok(body),
+            (_, true) => Err(too_big()),
+        }
+    }
+
+    /// The layer's bytes, at most its declared size, checked against its
+    /// digest.
+    pub(crate) async fn blob(&self, layer: &Layer) -> Result<Vec<u8>, RegistryError> {
+        let mismatch = |actual: String| RegistryError::Mismatch {
+            reference: self.reference.to_string(),
+            what: "component",
+            expected: layer.digest.clone(),
+            actual,
+        };
+        let request = self
+            .http
+            .get(format!("{}/blobs/{}", self.base, layer.digest));
+        let (bytes, more) = self.read(request, layer.size).await?;
+        if more {
+            return Err(mismatch(format!(
+                "more than the {} bytes its manifest gives",
+                layer.size
+            )));
+        }
+        let actual = digest_of(&bytes);
+        if actual != layer.digest {
+            return Err(mismatch(actual));
+        }
+        Ok(bytes)
+    }
+
+    /// The answer to `request` with the session's credentials: up to `cap`
+    /// bytes of its body and whether more came (a `Content-Length` past
+    /// the cap counts as more, unread), or what its refusal means.
+    async fn read(
+        &self,
+        request: reqwest::RequestBuilder,
+        cap: u64,
+    ) -> Result<(Vec<u8>, bool), RegistryError> {
+        let failed = |e: reqwest::Error| network_error(self.reference, &e);
+        let mut response = self
+            .credentials
+            .apply(request)
+            .send()
+            .await
+            .map_err(failed)?;
+        let status = response.status();
+        if !status.is_success() {
+            let (body, _) = read_capped(&mut response, REFUSAL_BYTES)
+                .await
+                .unwrap_or_default();
+            return Err(refusal(self.reference, status, &body));
+        }
+        if response.content_length().is_some_and(|n| n > cap) {
+            return Ok((Vec::new(), true));
+        }
+        let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+        read_capped(&mut response, cap).await.map_err(failed)
     }
 }
 
@@ -116,33 +262,52 @@ async fn read_capped(
 /// What a refused request means for the user, from its status and the
 /// error codes of the OCI envelope in its body.
 fn refusal(reference: &Reference, status: StatusCode, body: &[u8]) -> RegistryError {
+    let errors = serde_json::from_slice::<OciEnvelope>(body)
+        .map(|e| e.errors)
+        .unwrap_or_default();
+    refused(
+        reference,
+        Some(status.as_u16()),
+        &errors,
+        &String::from_utf8_lossy(body),
+    )
+}
+
+/// What a registry's refusal means for the user: its HTTP status (if
+/// known), the OCI errors it gave, and what it said otherwise.
+pub(crate) fn refused(
+    reference: &Reference,
+    status: Option<u16>,
+    errors: &[OciError],
+    said: &str,
+) -> RegistryError {
     let registry = reference.registry().to_owned();
-    let envelope: Option<OciEnvelope> = serde_json::from_slice(body).ok();
-    let codes: Vec<String> = envelope
-        .iter()
-        .flat_map(|e| &e.errors)
-        .map(|e| format!("{:?}", e.code))
-        .collect();
-    let named = |wanted: &[&str]| codes.iter().any(|c| wanted.contains(&c.as_str()));
-    if status == StatusCode::NOT_FOUND
-        || named(&["ManifestUnknown", "NameUnknown", "NotFound", "BlobUnknown"])
+    let coded = |wanted: &[OciErrorCode]| errors.iter().any(|e| wanted.contains(&e.code));
+    if status == Some(404)
+        || coded(&[
+            OciErrorCode::ManifestUnknown,
+            OciErrorCode::NameUnknown,
+            OciErrorCode::NotFound,
+            OciErrorCode::BlobUnknown,
+        ])
     {
         return RegistryError::NotFound {
             reference: reference.to_string(),
         };
     }
-    if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
-        || named(&["Unauthorized", "Denied"])
+    if matches!(status, Some(401 | 403))
+        || coded(&[OciErrorCode::Unauthorized, OciErrorCode::Denied])
     {
         return RegistryError::Unauthorized { registry };
     }
-    let message = envelope
-        .and_then(|e| e.errors.into_iter().next())
-        .map(|e| e.message)
-        .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    let message = errors.first().map_or(said, |e| &e.message);
+    let reason = match status {
+        Some(code) => format!("HTTP {code}: {message}"),
+        None => message.to_owned(),
+    };
     RegistryError::Registry {
         registry,
-        reason: escape_line(&format!("HTTP {}: {message}", status.as_u16()), 300).into_owned(),
+        reason: escape_line(&reason, 300).into_owned(),
     }
 }
 
@@ -185,6 +350,36 @@ mod tests {
         ] {
             let error = refusal(&reference, StatusCode::from_u16(status).unwrap(), &body);
             assert!(error.to_string().contains(expected), "{status}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_bearer_challenge_names_the_token_service() {
+        let service = |realm: &str, name: Option<&str>| {
+            Some(TokenService {
+                realm: realm.to_owned(),
+                service: name.map(str::to_owned),
+            })
+        };
+        for (header, expected) in [
+            (
+                r#"Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:a/b:pull""#,
+                service("https://auth.docker.io/token", Some("registry.docker.io")),
+            ),
+            (
+                r#"bearer REALM="http://127.0.0.1:1/t""#,
+                service("http://127.0.0.1:1/t", None),
+            ),
+            (
+                r#"Basic realm="x", Bearer realm="https://a/\"q\"""#,
+                service(r#"https://a/"q""#, None),
+            ),
+            (r#"Basic realm="seams-tests""#, None),
+            (r#"Bearer service="no-realm""#, None),
+            ("Bearer realm=", None),
+            ("", None),
+        ] {
+            assert_eq!(token_service(header), expected, "{header}");
         }
     }
 }
