@@ -838,7 +838,7 @@ fn a_broken_or_crafted_journal_is_refused_and_touches_nothing() {
     let manifest = std::fs::read(p.path().join("seams.toml")).unwrap();
     for path in ["seams.toml", "../outside.ttl", "out/../seams.toml"] {
         let crafted = serde_json::json!({
-            "journal_version": 2,
+            "journal_version": 3,
             "writes": [],
             "deletes": [],
             "model": { "path": path, "previous": manifest_sha, "text": "pwned" },
@@ -868,7 +868,7 @@ fn a_broken_or_crafted_journal_is_refused_and_touches_nothing() {
     let generate = run(p.path(), &["generate"]);
     assert_eq!(generate.code, 1);
     assert!(
-        generate.stderr.contains("journal_version 9 is not 2"),
+        generate.stderr.contains("journal_version 9 is not 3"),
         "{}",
         generate.stderr
     );

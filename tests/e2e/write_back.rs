@@ -49,6 +49,10 @@ fn a_label_edit_is_written_back_as_a_minimal_change_of_the_model_file() {
             "--accept-effects",
         ]
     };
+    // A model the user keeps private stays private.
+    use std::os::unix::fs::PermissionsExt;
+    let model_path = p.path().join("model.ttl");
+    std::fs::set_permissions(&model_path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let applied = seams_in(p.path(), &args);
     assert_eq!(applied.code, 0, "{applied:?}");
     // Only the literal changed: comments, order and formatting are kept.
@@ -56,6 +60,8 @@ fn a_label_edit_is_written_back_as_a_minimal_change_of_the_model_file() {
         model(&p),
         before.replacen("\"Your conversations\"", "\"Your threads\"", 1)
     );
+    let mode = std::fs::metadata(&model_path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     // PutGet: the output is the edit, and the project is clean again.
     let page = std::fs::read_to_string(p.path().join("out/conversations.html")).unwrap();
     assert_eq!(page.split('\n').nth(27), Some(edit));

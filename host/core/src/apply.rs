@@ -104,7 +104,7 @@ impl ProjectFs for Dirs {
     }
 
     fn stage_record(&mut self, name: &str, bytes: &[u8]) -> io::Result<Staged> {
-        self.root.stage(name, bytes)
+        self.root.stage_replacing(name, bytes)
     }
 
     fn remove_record(&mut self, name: &str) -> io::Result<()> {

@@ -28,8 +28,9 @@ use seams_model::sha256_hex;
 /// The journal's file name, in the project directory.
 pub const JOURNAL_FILE: &str = "seams.journal";
 
-/// The journal format's version.
-pub const JOURNAL_VERSION: u32 = 2;
+/// The journal format's version: 3 adds the model file a write-back
+/// rewrites with its outputs.
+pub const JOURNAL_VERSION: u32 = 3;
 
 /// The oldest version read: version 1 names neither the bytes a write
 /// replaces nor those of a deleted file, which its runs did not need (they
@@ -163,12 +164,25 @@ impl Journal {
             path: path.to_owned(),
             message,
         };
-        let journal: Journal = serde_json::from_str(text)
-            .map_err(|e| error(seams_model::input_text::cut(&e.to_string())))?;
-        if !(OLDEST_VERSION..=JOURNAL_VERSION).contains(&journal.journal_version) {
+        let shape = |e: serde_json::Error| error(seams_model::input_text::cut(&e.to_string()));
+        // The version first: a newer seams's journal has fields this one
+        // does not know, and the user needs to hear which seams to use.
+        #[derive(Deserialize)]
+        struct Versioned {
+            journal_version: u32,
+        }
+        let version = serde_json::from_str::<Versioned>(text)
+            .map_err(shape)?
+            .journal_version;
+        if !(OLDEST_VERSION..=JOURNAL_VERSION).contains(&version) {
             return Err(error(format!(
-                "journal_version {} is not {JOURNAL_VERSION}, the version this seams writes (nor {OLDEST_VERSION}, which it reads); finish the interrupted run with the seams that started it",
-                journal.journal_version
+                "journal_version {version} is not {JOURNAL_VERSION}, the version this seams writes (nor {OLDEST_VERSION} or 2, which it reads); finish the interrupted run with the seams that started it"
+            )));
+        }
+        let journal: Journal = serde_json::from_str(text).map_err(shape)?;
+        if journal.model.is_some() && version < 3 {
+            return Err(error(format!(
+                "journal_version {version} has no model entry (version 3 added it); seams never writes such a journal"
             )));
         }
         Ok(journal)
@@ -478,8 +492,9 @@ mod tests {
         assert_eq!(Journal::parse("seams.journal", &text).unwrap(), v2);
         // What seams never writes is refused, naming the file.
         for refused in [
-            r#"{"journal_version": 3, "writes": [], "deletes": []}"#,
+            r#"{"journal_version": 4, "writes": [], "deletes": []}"#,
             r#"{"journal_version": 0, "writes": [], "deletes": []}"#,
+            r#"{"journal_version": 2, "writes": [], "deletes": [], "model": {"path": "m.ttl", "previous": "aa", "text": ""}}"#,
             r#"{"journal_version": 2, "writes": [], "deletes": [{"path": "out/b", "sha256": "dd"}]}"#,
             r#"{"journal_version": 2, "writes": [], "deletes": [{"path": "out/b", "sha256": "dd", "generator": "g", "x": 1}]}"#,
             r#"{"journal_version": 2, "writes": [{"path": "out/a", "sha256": "aa", "generator": "g", "previous": {"sha256": "bb"}}], "deletes": []}"#,
@@ -487,13 +502,15 @@ mod tests {
             let error = Journal::parse("seams.journal", refused).unwrap_err();
             assert!(error.to_string().contains("seams.journal"), "{error}");
         }
+        // A newer seams's journal is named by its version, even with
+        // fields this seams does not know.
         let newer = Journal::parse(
             "seams.journal",
-            r#"{"journal_version": 3, "writes": [], "deletes": []}"#,
+            r#"{"journal_version": 4, "writes": [], "deletes": [], "renames": []}"#,
         )
         .unwrap_err()
         .to_string();
-        assert!(newer.contains("journal_version 3 is not 2"), "{newer}");
+        assert!(newer.contains("journal_version 4 is not 3"), "{newer}");
     }
 
     /// A lock of `outputs`: (path, letter standing for its bytes).

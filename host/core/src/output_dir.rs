@@ -300,15 +300,16 @@ impl OutputDir {
     }
 
     /// Replaces `rel` with `bytes` atomically, creating its directories:
-    /// a synced temporary file renamed into place. The rename is durable
-    /// once the parent directory is synced ([`OutputDir::sync_dir`]).
+    /// a synced temporary file renamed into place, with the permissions
+    /// of the file it replaces. The rename is durable once the parent
+    /// directory is synced ([`OutputDir::sync_dir`]).
     ///
     /// # Errors
     ///
     /// An I/O error, or a path (or symlink) that leads outside. The
     /// temporary file is removed then, unless the process dies first.
     pub fn write(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
-        let staged = self.stage(rel, bytes)?;
+        let staged = self.stage_replacing(rel, bytes)?;
         staged.sync()?;
         staged.rename()
     }
@@ -342,6 +343,28 @@ impl OutputDir {
     ///
     /// An I/O error, or a path (or symlink) that leads outside.
     pub fn stage(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
+        self.stage_with(rel, bytes, None)
+    }
+
+    /// [`OutputDir::stage`] for a file of the user's (the model, the
+    /// lock) that keeps the permissions of the regular file it replaces:
+    /// a model kept private (0600) stays private.
+    ///
+    /// # Errors
+    ///
+    /// As [`OutputDir::stage`].
+    pub fn stage_replacing(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
+        use cap_std::fs::PermissionsExt;
+        let mode = match self.dir.symlink_metadata(rel) {
+            Ok(meta) if meta.is_file() => Some(meta.permissions().mode()),
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        self.stage_with(rel, bytes, mode)
+    }
+
+    fn stage_with(&self, rel: &str, bytes: &[u8], mode: Option<u32>) -> std::io::Result<Staged> {
         // The temporary file beside its final name, both named from this
         // directory (cap-std resolves them beneath it).
         let temp_name = format!(
@@ -370,6 +393,10 @@ impl OutputDir {
         // Closed once written: a batch of thousands of files holds no
         // descriptors.
         file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o777))?;
+        }
         staged.written = Some(FileStat::of(&file.metadata()?));
         Ok(staged)
     }
@@ -802,6 +829,37 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", root.path().join(".seams-tmp-link")).unwrap();
         assert!(out.adopt(".seams-tmp-link", "stolen.txt", None).is_err());
         assert!(out.adopt("missing", "x.txt", None).is_err());
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_permissions_and_a_new_one_gets_the_default() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let out = OutputDir::open(root.path()).unwrap();
+        let mode = |name: &str| {
+            std::fs::metadata(root.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o7777
+        };
+        out.write("model.ttl", b"old").unwrap();
+        let default = mode("model.ttl");
+        for kept in [0o600, 0o640, 0o755] {
+            std::fs::set_permissions(
+                root.path().join("model.ttl"),
+                std::fs::Permissions::from_mode(kept),
+            )
+            .unwrap();
+            out.write("model.ttl", b"new").unwrap();
+            assert_eq!(mode("model.ttl"), kept);
+            let staged = out.stage_replacing("model.ttl", b"newer").unwrap();
+            staged.sync().unwrap();
+            staged.rename().unwrap();
+            assert_eq!(mode("model.ttl"), kept);
+        }
+        out.write("fresh.ttl", b"x").unwrap();
+        assert_eq!(mode("fresh.ttl"), default);
     }
 
     #[test]
