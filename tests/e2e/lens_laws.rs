@@ -5,10 +5,9 @@
 //!   writes nothing.
 //! - PutGet: each traced line that prints the label of one of its model
 //!   elements is edited to print a fresh string instead; when write-back
-//!   accepts the edit, applying it and generating gives back exactly the
-//!   edited line, `seams check` is clean, and the apply wrote no file but
-//!   the one model file it named (and the edited output, when the patch
-//!   changes other lines of it).
+//!   accepts the edit, applying it (the model and the outputs in one run)
+//!   gives back exactly the edited line, `seams check` is clean, and the
+//!   model changed only by the patch the plan showed.
 //!
 //! The expected result of every such line (accepted, accepted with
 //! effects, or the refusal and why) is the snapshot `lens_laws@<example>`.
@@ -17,8 +16,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use seams_core::{
-    GenerateOptions, Project, Wait, WriteBackError, apply_write_back, check, generate,
-    plan_line_edit, plan_write_back,
+    GenerateOptions, Planned, Project, Wait, WriteBackError, check, generate, plan_line_edit,
+    plan_write_back,
 };
 use seams_model::Model;
 use seams_runtime::Runtime;
@@ -123,21 +122,18 @@ fn lens_laws(example: &str) -> Vec<String> {
                     continue;
                 }
             };
-            let before = files(p.path());
-            apply_write_back(&plan, true).unwrap();
-            let touched: Vec<String> = files(p.path())
-                .into_iter()
-                .filter(|(f, bytes)| before.get(f) != Some(bytes))
-                .map(|(f, _)| f)
-                .collect();
-            let output_path = format!("out/{output}");
-            for file in &touched {
-                assert!(
-                    file == "model.ttl" || (*file == output_path && plan.output_after.is_some()),
-                    "{at}: write-back touched {file}"
-                );
-            }
-            generate(&project, &runtime, &options()).unwrap();
+            let planned = Planned::Line(plan);
+            planned
+                .apply_and_generate(&project, &runtime, true)
+                .unwrap_or_else(|e| panic!("{at}: {e}"));
+            let Planned::Line(plan) = planned else {
+                unreachable!()
+            };
+            assert_eq!(
+                std::fs::read_to_string(&model_file).unwrap(),
+                plan.patched_text,
+                "{at}"
+            );
             let now = std::fs::read_to_string(out_dir.join(output)).unwrap();
             assert_eq!(
                 now.split('\n').nth(traced.line - 1),

@@ -70,8 +70,7 @@ pub use trace_view::{
 };
 pub use write_back::{
     BlockChange, BlockPlan, Effect, Patch, Planned, Unexplained, WriteBackError, WriteBackPlan,
-    apply_block_write_back, apply_write_back, explain, plan_block_write_back, plan_line_edit,
-    plan_target, plan_write_back,
+    explain, plan_block_write_back, plan_line_edit, plan_target, plan_write_back,
 };
 
 /// The readers of untrusted records, for the fuzz targets (`fuzz/`):

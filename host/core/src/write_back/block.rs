@@ -10,7 +10,7 @@ use seams_model::written::{Unwritable, remove_element, subject_line};
 use seams_model::{Edit, Model};
 use seams_runtime::Runtime;
 
-use super::{Effect, Now, WriteBackError, effects, generated, now, read_output, write_model};
+use super::{Effect, Now, WriteBackError, effects, generated, now, read_output};
 use crate::error::GenerateError;
 use crate::generation::{Generation, run_with_inputs};
 use crate::inputs::{Inputs, read_stamp};
@@ -745,22 +745,6 @@ fn patch_file(
         });
     }
     Ok((file, patched, diff))
-}
-
-/// Writes the plan's model file, atomically; nothing else. With effects,
-/// only when `accept_effects`.
-///
-/// # Errors
-///
-/// Effects not accepted, or the file cannot be written.
-pub fn apply_block_write_back(
-    plan: &BlockPlan,
-    accept_effects: bool,
-) -> Result<(), WriteBackError> {
-    if !plan.effects.is_empty() && !accept_effects {
-        return Err(WriteBackError::Effects(plan.effects.len()));
-    }
-    write_model(&plan.model_file, plan.patched_text.as_bytes())
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use seams_runtime::Runtime;
 
 mod block;
 
-pub use block::{BlockChange, BlockPlan, apply_block_write_back, plan_block_write_back};
+pub use block::{BlockChange, BlockPlan, plan_block_write_back};
 
 use crate::error::GenerateError;
 use crate::generate::{GenerateOptions, GenerateReport, generate_with_edit};
@@ -318,18 +318,6 @@ impl Planned {
         }
     }
 
-    /// Writes it (see [`apply_write_back`], [`apply_block_write_back`]).
-    ///
-    /// # Errors
-    ///
-    /// As those.
-    pub fn apply(&self, accept_effects: bool) -> Result<(), WriteBackError> {
-        match self {
-            Planned::Line(plan) => apply_write_back(plan, accept_effects),
-            Planned::Block(plan) => apply_block_write_back(plan, accept_effects),
-        }
-    }
-
     /// The model file it rewrites.
     pub fn model_file(&self) -> &Path {
         match self {
@@ -385,8 +373,8 @@ impl Planned {
     ///
     /// # Errors
     ///
-    /// [`WriteBackError::EditedElsewhere`], what [`Planned::apply`] and
-    /// `seams generate` refuse, [`GenerateError::FailedOnEdit`]; the model
+    /// Effects not accepted, other hand edits in the edited output,
+    /// [`WriteBackError::EditedElsewhere`], what `seams generate` refuses, [`GenerateError::FailedOnEdit`]; the model
     /// and outputs are then as they were.
     pub fn apply_and_generate(
         &self,
@@ -747,54 +735,6 @@ fn effects(
         }
     }
     out
-}
-
-/// Writes the plan's model file, atomically, and, when the patch also
-/// changes other lines of the edited output, that output as it will be
-/// generated (its one hand-edited line included); nothing else. With
-/// effects, only when `accept_effects`.
-///
-/// # Errors
-///
-/// Effects not accepted, other hand edits in the output that the patch
-/// would overwrite, or a file that cannot be written.
-pub fn apply_write_back(plan: &WriteBackPlan, accept_effects: bool) -> Result<(), WriteBackError> {
-    if !plan.effects.is_empty() && !accept_effects {
-        return Err(WriteBackError::Effects(plan.effects.len()));
-    }
-    if let Some((_, false)) = &plan.output_after {
-        return Err(WriteBackError::OtherEdits(plan.output.clone()));
-    }
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| WriteBackError::Io { path, source }
-    };
-    write_model(&plan.model_file, plan.patched_text.as_bytes())?;
-    if let Some((text, _)) = &plan.output_after {
-        let path = plan.out_dir.join(&plan.output);
-        crate::OutputDir::open(&plan.out_dir)
-            .and_then(|out| out.write(&plan.output, text.as_bytes()))
-            .map_err(io(&path))?;
-    }
-    Ok(())
-}
-
-/// Replaces the model file `path` with `text`, atomically, keeping its
-/// permissions.
-fn write_model(path: &Path, text: &[u8]) -> Result<(), WriteBackError> {
-    let io = |source| WriteBackError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    std::io::Write::write_all(&mut file, text).map_err(io)?;
-    file.as_file().sync_all().map_err(io)?;
-    if let Ok(metadata) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(file.path(), metadata.permissions());
-    }
-    file.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
 }
 
 /// A literal of the model: (element, property, value).
