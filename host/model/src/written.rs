@@ -33,7 +33,7 @@ pub struct WrittenLiteral {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unwritable {
     /// The file does not write it.
-    #[error("the file does not write this value of <{subject}> <{predicate}> as a string")]
+    #[error("the file does not write this value of <{subject}> <{predicate}> as a plain literal")]
     Missing {
         /// The subject.
         subject: String,
@@ -171,28 +171,66 @@ pub fn rewrite(
         .into_iter()
         .filter(|l| l.subject == subject && l.predicate == predicate && l.value == value)
         .collect();
-    match found.as_slice() {
-        [one] => {
-            let written = &text[one.span.clone()];
-            let quote = &written[..quote_len(written)];
-            let mut out = String::with_capacity(text.len() + new_value.len());
-            out.push_str(&text[..one.span.start]);
-            out.push_str(quote);
-            out.push_str(&escape(new_value, quote));
-            out.push_str(quote);
-            out.push_str(&text[one.span.end..]);
-            Ok(out)
-        }
-        [] => Err(Unwritable::Missing {
+    let one = only(found, subject, predicate)?;
+    let written = &text[one.span.clone()];
+    let quote = &written[..quote_len(written)];
+    let mut out = String::with_capacity(text.len() + new_value.len());
+    out.push_str(&text[..one.span.start]);
+    out.push_str(quote);
+    out.push_str(&escape(new_value, quote));
+    out.push_str(quote);
+    out.push_str(&text[one.span.end..]);
+    Ok(out)
+}
+
+/// The one literal of `found`, or why there is not one.
+fn only(
+    mut found: Vec<WrittenLiteral>,
+    subject: &str,
+    predicate: &str,
+) -> Result<WrittenLiteral, Unwritable> {
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(Unwritable::Missing {
             subject: subject.to_owned(),
             predicate: predicate.to_owned(),
         }),
-        several => Err(Unwritable::Several {
+        _ => Err(Unwritable::Several {
             subject: subject.to_owned(),
             predicate: predicate.to_owned(),
-            lines: several.iter().map(|l| l.line).collect(),
+            lines: found.iter().map(|l| l.line).collect(),
         }),
     }
+}
+
+/// `text` with the one integer `subject predicate value`, written bare
+/// (`ui:order 2`), written as `new_value` instead; every other byte
+/// unchanged.
+///
+/// # Errors
+///
+/// The file writes it nowhere (or not bare), or more than once.
+pub fn rewrite_integer(
+    text: &str,
+    subject: &str,
+    predicate: &str,
+    value: i64,
+    new_value: i64,
+) -> Result<String, Unwritable> {
+    let found: Vec<WrittenLiteral> = Scanner::new(text)
+        .run()
+        .integers
+        .into_iter()
+        .filter(|l| {
+            l.subject == subject && l.predicate == predicate && l.value.parse() == Ok(value)
+        })
+        .collect();
+    let one = only(found, subject, predicate)?;
+    Ok(format!(
+        "{}{new_value}{}",
+        &text[..one.span.start],
+        &text[one.span.end..]
+    ))
 }
 
 /// 3 for a long string (`"""`, `'''`), else 1.
@@ -286,6 +324,9 @@ struct Scanner<'a> {
     /// Collections open: their members are nobody's values.
     lists: usize,
     found: Vec<WrittenLiteral>,
+    /// Integers written bare (`ui:order 2`), as the objects of a named
+    /// subject: their value is the word as written.
+    integers: Vec<WrittenLiteral>,
     /// Each statement's named subject, with its line.
     subjects: Vec<(String, usize)>,
     /// Where the statement being read starts, when its subject is named.
@@ -321,6 +362,7 @@ impl<'a> Scanner<'a> {
             outer: Vec::new(),
             lists: 0,
             found: Vec::new(),
+            integers: Vec::new(),
             subjects: Vec::new(),
             statement_start: None,
             statements: Vec::new(),
@@ -572,6 +614,26 @@ impl<'a> Scanner<'a> {
             self.term(expanded, span);
         } else {
             // A number, a boolean: an object, or nothing of interest.
+            let integer = word
+                .strip_prefix(['+', '-'])
+                .unwrap_or(word)
+                .bytes()
+                .all(|b| b.is_ascii_digit());
+            if integer
+                && self.frame.expect == Expect::Object
+                && self.outer.is_empty()
+                && self.lists == 0
+                && let (Some(subject), Some(predicate)) =
+                    (&self.frame.subject, &self.frame.predicate)
+            {
+                self.integers.push(WrittenLiteral {
+                    subject: subject.clone(),
+                    predicate: predicate.clone(),
+                    value: word.to_owned(),
+                    span: span.clone(),
+                    line: self.line,
+                });
+            }
             self.term(None, span);
         }
     }
@@ -680,6 +742,29 @@ ex:d rdfs:label "Chat" .
         // here; the model parses the same triples.
         let model = crate::Model::parse("m.ttl", TEXT).unwrap();
         assert_eq!(model.label(&x("b")), Some("Say \"hi\"\n"));
+    }
+
+    #[test]
+    fn an_integer_written_bare_is_rewritten_in_place() {
+        let order = format!("{UI}order");
+        let rewritten = rewrite_integer(TEXT, &x("a"), &order, 1, 12).unwrap();
+        assert_eq!(
+            rewritten,
+            TEXT.replace("text\"\"\" ; ui:order 1 .", "text\"\"\" ; ui:order 12 .")
+        );
+        // Not written, or written as a string: nothing to rewrite in place.
+        assert!(rewrite_integer(TEXT, &x("a"), &order, 2, 3).is_err());
+        assert!(rewrite_integer(TEXT, &x("b"), &order, 1, 3).is_err());
+        let twice = format!("{TEXT}ex:a ui:order 1 .\n");
+        assert!(matches!(
+            rewrite_integer(&twice, &x("a"), &order, 1, 3),
+            Err(Unwritable::Several { .. })
+        ));
+        // Inside a blank node or a collection: nobody's value.
+        let nested =
+            "@prefix ex: <https://example.org/x#> .\nex:p ex:q [ ex:r 1 ] ; ex:s ( 1 ) .\n";
+        assert!(rewrite_integer(nested, &x("p"), &x("r"), 1, 2).is_err());
+        assert!(rewrite_integer(nested, &x("p"), &x("s"), 1, 2).is_err());
     }
 
     #[test]

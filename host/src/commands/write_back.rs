@@ -92,25 +92,49 @@ fn json(plan: &Planned) -> serde_json::Value {
             "effects": plan.effects,
         }),
         Planned::Block(plan) => {
-            let (change, element, sibling, label) = match &plan.change {
-                BlockChange::Added {
-                    sibling,
-                    element,
-                    label,
-                    ..
-                } => ("added", element, Some(sibling), Some(label)),
-                BlockChange::Removed { element } => ("removed", element, None, None),
-            };
-            serde_json::json!({
+            let change = change_json(&plan.change);
+            let mut json = serde_json::json!({
                 "output": plan.output,
                 "lines": {"first": plan.lines.0, "count": plan.lines.1},
-                "change": change,
-                "element": element,
-                "sibling": sibling,
-                "label": label,
                 "diff": plan.diff,
                 "effects": plan.effects,
-            })
+                "alternatives": plan.alternatives.iter().map(change_json).collect::<Vec<_>>(),
+            });
+            if let (Some(json), serde_json::Value::Object(change)) = (json.as_object_mut(), change)
+            {
+                json.extend(change);
+            }
+            json
         }
+    }
+}
+
+/// The JSON form of a block's change: its kind under `change`, and what it
+/// is about.
+fn change_json(change: &BlockChange) -> serde_json::Value {
+    match change {
+        BlockChange::Added {
+            sibling,
+            element,
+            label,
+            ..
+        } => serde_json::json!({
+            "change": "added", "element": element, "sibling": sibling, "label": label,
+        }),
+        BlockChange::Removed { element } => {
+            serde_json::json!({"change": "removed", "element": element})
+        }
+        BlockChange::Revalued { values } => serde_json::json!({
+            "change": "revalued",
+            "values": values.iter().map(|(element, property, old, new)| serde_json::json!({
+                "element": element, "property": property, "old": old, "new": new,
+            })).collect::<Vec<_>>(),
+        }),
+        BlockChange::Reordered { orders } => serde_json::json!({
+            "change": "reordered",
+            "orders": orders.iter().map(|(element, old, new)| serde_json::json!({
+                "element": element, "old": old, "new": new,
+            })).collect::<Vec<_>>(),
+        }),
     }
 }

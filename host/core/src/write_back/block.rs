@@ -6,10 +6,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use seams_model::written::{Unwritable, remove_element, subject_line};
+use seams_model::written::{Unwritable, remove_element, rewrite, rewrite_integer, subject_line};
 use seams_model::{Edit, Model};
 use seams_runtime::Runtime;
 
+use super::diff::line_diff;
 use super::{Effect, Now, WriteBackError, effects, generated, now, read_output};
 use crate::error::GenerateError;
 use crate::generation::{Generation, run_with_inputs};
@@ -44,6 +45,66 @@ pub enum BlockChange {
         /// The element.
         element: String,
     },
+    /// Values of elements changed together, each value the changed lines
+    /// show solved for: a field renamed (its label and name) and the
+    /// attribute it binds, named after it.
+    Revalued {
+        /// (element, property, old value, new value).
+        values: Vec<(String, String, String, String)>,
+    },
+    /// Elements shown in another order: their `ui:order` values swapped.
+    Reordered {
+        /// (element, old order, new order).
+        orders: Vec<(String, i64, i64)>,
+    },
+}
+
+impl BlockChange {
+    /// What the change does, a line and then one indented line per other
+    /// element it copies or value it changes.
+    fn describe(&self) -> String {
+        let mut text = match self {
+            BlockChange::Added {
+                sibling,
+                element,
+                label,
+                ..
+            } => format!("a new element <{element}>, a copy of <{sibling}> labelled {label:?}\n"),
+            BlockChange::Removed { element } => format!("<{element}> removed\n"),
+            BlockChange::Revalued { .. } => "values changed\n".to_owned(),
+            BlockChange::Reordered { .. } => "in another order\n".to_owned(),
+        };
+        match self {
+            BlockChange::Added { copies, .. } => {
+                for (original, copy) in copies {
+                    text.push_str(&format!("  with <{copy}>, a copy of <{original}>\n"));
+                }
+            }
+            BlockChange::Removed { .. } => {}
+            BlockChange::Revalued { values } => {
+                for (element, property, old, new) in values {
+                    text.push_str(&format!(
+                        "  <{element}> <{property}> {old:?} becomes {new:?}\n"
+                    ));
+                }
+            }
+            BlockChange::Reordered { orders } => {
+                for (element, old, new) in orders {
+                    text.push_str(&format!("  <{element}> <{UI_ORDER}> {old} becomes {new}\n"));
+                }
+            }
+        }
+        text
+    }
+
+    /// The element the change is about, to name it.
+    fn element(&self) -> &str {
+        match self {
+            BlockChange::Added { element, .. } | BlockChange::Removed { element } => element,
+            BlockChange::Revalued { values } => values.first().map_or("", |(e, ..)| e),
+            BlockChange::Reordered { orders } => orders.first().map_or("", |(e, ..)| e),
+        }
+    }
 }
 
 /// A block's write-back, planned.
@@ -56,11 +117,14 @@ pub struct BlockPlan {
     pub lines: (usize, usize),
     /// The change.
     pub change: BlockChange,
+    /// Other changes that give the edit back too, not proposed: the
+    /// proposed one keeps what the element binds named like it.
+    pub alternatives: Vec<BlockChange>,
     /// The model file it rewrites.
     pub model_file: PathBuf,
     /// That file's text with the change.
     pub patched_text: String,
-    /// The file's lines that go and come, as `line_diff` shows them.
+    /// The file's lines that go and come, as `diff::line_diff` shows them.
     pub diff: Vec<String>,
     /// Every line of another output the change alters.
     pub effects: Vec<Effect>,
@@ -77,28 +141,25 @@ impl BlockPlan {
             .display()
             .to_string();
         let (first, count) = self.lines;
-        let mut out = match &self.change {
-            BlockChange::Added {
-                sibling,
-                element,
-                label,
-                copies,
-                ..
-            } => {
-                let mut text = format!(
-                    "{}:{first}: {count} added line(s): a new element <{element}>, a copy of <{sibling}> labelled {label:?}\n",
-                    self.output
-                );
-                for (original, copy) in copies {
-                    text.push_str(&format!("  with <{copy}>, a copy of <{original}>\n"));
-                }
-                text
-            }
-            BlockChange::Removed { element } => format!(
-                "{}:{first}: {count} removed line(s): <{element}> removed\n",
-                self.output
-            ),
+        let kind = match &self.change {
+            BlockChange::Added { .. } => "added",
+            BlockChange::Removed { .. } => "removed",
+            BlockChange::Revalued { .. } | BlockChange::Reordered { .. } => "changed",
         };
+        let mut out = format!(
+            "{}:{first}: {count} {kind} line(s): {}",
+            self.output,
+            self.change.describe()
+        );
+        if !self.alternatives.is_empty() {
+            out.push_str("other model changes give this edit back too (not proposed):\n");
+            for other in &self.alternatives {
+                out.push_str(&format!(
+                    "  - {}",
+                    other.describe().replace("\n  ", "\n    ")
+                ));
+            }
+        }
         out.push_str(&format!("--- {shown}\n+++ {shown}\n"));
         for line in &self.diff {
             out.push_str(line);
@@ -107,17 +168,6 @@ impl BlockPlan {
         super::effects_text(&self.effects, &mut out);
         out
     }
-}
-
-/// The lines only one of `old` and `new` has, `-` or `+` first, in order
-/// (the two texts share a prefix and a suffix).
-pub fn line_diff(old: &str, new: &str) -> Vec<String> {
-    let (a, b): (Vec<&str>, Vec<&str>) = (old.split('\n').collect(), new.split('\n').collect());
-    let (prefix, suffix) = common_ends(&a, &b);
-    let mut out = vec![format!("@@ line {} @@", prefix + 1)];
-    out.extend(a[prefix..a.len() - suffix].iter().map(|l| format!("-{l}")));
-    out.extend(b[prefix..b.len() - suffix].iter().map(|l| format!("+{l}")));
-    out
 }
 
 /// How many lines `a` and `b` share at their start, and then at their end.
@@ -195,61 +245,67 @@ pub(super) fn plan_block(
     };
     let gives_edit =
         |generation: &Generation| generated(generation, &rel).is_some_and(|(t, _)| t == edited);
+    // The lines elements print now, beside the added or changed ones: a
+    // value they show that the new lines do not is one the user changed.
+    let lines_of = |olds: &[String]| {
+        let shown: String = (1..=g.len())
+            .filter(|l| terms_of(*l).iter().any(|t| olds.contains(t)))
+            .map(|l| format!("{}\n", g[l - 1]))
+            .collect();
+        (shown, e[prefix..prefix + added].join("\n"))
+    };
 
-    let (change, changed, after) = match (removed, added) {
+    // Elements, the most local first (fewest lines printed), each once.
+    let ranked = |mut elements: Vec<String>| {
+        elements.sort_by_key(|t| (spread(t), t.clone()));
+        elements.dedup();
+        elements.truncate(CANDIDATES);
+        elements
+    };
+    // Every change found that gives the edit back, the one proposed first.
+    let mut found: Vec<(BlockChange, Arc<Model>, Generation)> = Vec::new();
+    let (what, tried) = match (removed, added) {
         (0, 0) => return Err(WriteBackError::NotEdited(output.to_owned())),
         (_, 0) => {
-            let mut candidates: Vec<String> = (prefix + 1..=prefix + removed)
-                .flat_map(terms_of)
-                .filter(|t| model.is_element(t))
-                .collect();
-            candidates.sort_by_key(|t| (spread(t), t.clone()));
-            candidates.dedup();
-            let mut found = None;
-            for element in candidates.into_iter().take(CANDIDATES) {
+            let candidates = ranked(
+                (prefix + 1..=prefix + removed)
+                    .flat_map(terms_of)
+                    .filter(|t| model.is_element(t))
+                    .collect(),
+            );
+            for element in candidates {
                 let (after, changed) = run(&[Edit::Remove {
                     iri: element.clone(),
                 }])?;
                 if gives_edit(&after) {
-                    found = Some((BlockChange::Removed { element }, changed, after));
+                    found.push((BlockChange::Removed { element }, changed, after));
                     break;
                 }
             }
-            found.ok_or_else(|| WriteBackError::NoBlockChange {
-                output: output.to_owned(),
-                what: format!("removing lines {}-{}", prefix + 1, prefix + removed),
-                tried: "removing each element the removed lines were printed from",
-            })?
+            (
+                format!("removing lines {}-{}", prefix + 1, prefix + removed),
+                "removing each element the removed lines were printed from",
+            )
         }
         (0, _) => {
             // The elements of the nearest traced lines above and below
             // that a container holds several of: the block's siblings.
             let above = (1..=prefix).rev().find(|l| !terms_of(*l).is_empty());
             let below = (prefix + 1..=g.len()).find(|l| !terms_of(*l).is_empty());
-            let mut candidates: Vec<String> = above
-                .into_iter()
-                .chain(below)
-                .flat_map(terms_of)
-                .filter(|t| model.is_element(t) && !model.containers(t).is_empty())
-                .collect();
-            candidates.sort_by_key(|t| (spread(t), t.clone()));
-            candidates.dedup();
-            let mut found = None;
-            for sibling in candidates.into_iter().take(CANDIDATES) {
+            let candidates = ranked(
+                above
+                    .into_iter()
+                    .chain(below)
+                    .flat_map(terms_of)
+                    .filter(|t| model.is_element(t) && !model.containers(t).is_empty())
+                    .collect(),
+            );
+            for sibling in candidates {
                 // The sibling, what it owns, and what it alone of its kind
                 // binds (a field's attribute): each string value a marker
                 // no text holds, then solved for what the added lines
                 // show.
-                let mut copy = Copied::of(model, &sibling, |olds| {
-                    // The lines the originals print now, beside the added
-                    // ones: a value they show that the added lines do not
-                    // is one the user changed.
-                    let shown: String = (1..=g.len())
-                        .filter(|l| terms_of(*l).iter().any(|t| olds.contains(t)))
-                        .map(|l| format!("{}\n", g[l - 1]))
-                        .collect();
-                    (shown, e[prefix..prefix + added].join("\n"))
-                });
+                let mut copy = Copied::of(model, &sibling, &lines_of);
                 let (mut trial, _) = run(&[copy.trial()])?;
                 if generated(&trial, &rel).is_none() {
                     // A marker the model check refuses (a value the shapes
@@ -273,33 +329,127 @@ pub(super) fn plan_block(
                     };
                     let (after, changed) = run(std::slice::from_ref(&edit))?;
                     if gives_edit(&after) {
-                        found = Some((copy.change(&edit), changed, after));
-                        break;
+                        found.push((copy.change(&edit), changed, after));
                     }
                 }
-                if found.is_some() {
+                if !found.is_empty() {
                     break;
                 }
             }
-            found.ok_or_else(|| WriteBackError::NoBlockChange {
-                output: output.to_owned(),
-                what: format!("adding lines {}-{}", prefix + 1, prefix + added),
-                tried: "copying each element of the nearest traced lines that sits in a list",
-            })?
+            (
+                format!("adding lines {}-{}", prefix + 1, prefix + added),
+                "copying each element of the nearest traced lines that sits in a list",
+            )
         }
         _ => {
-            return Err(WriteBackError::BlockAndLines {
-                output: output.to_owned(),
-                from: prefix + 1,
-            });
+            // Lines changed: elements put in another order (the same
+            // lines), or values of one element (and what it owns and binds)
+            // changed together.
+            let candidates = ranked(
+                (prefix + 1..=prefix + removed)
+                    .flat_map(terms_of)
+                    .filter(|t| model.is_element(t))
+                    .collect(),
+            );
+            let (old_lines, new_lines) = (&g[prefix..prefix + removed], &e[prefix..prefix + added]);
+            if same_lines(old_lines, new_lines) {
+                let orders = model.literal_values();
+                let order = |iri: &str| {
+                    orders
+                        .iter()
+                        .find(|(e, p, _)| e == iri && p == UI_ORDER)
+                        .and_then(|(_, _, v)| v.parse::<i64>().ok())
+                };
+                'pairs: for (i, a) in candidates.iter().enumerate() {
+                    for b in &candidates[i + 1..] {
+                        let (Some(oa), Some(ob)) = (order(a), order(b)) else {
+                            continue;
+                        };
+                        if oa == ob {
+                            continue;
+                        }
+                        let set = |iri: &str, to: i64| Edit::SetValue {
+                            iri: iri.to_owned(),
+                            property: UI_ORDER.to_owned(),
+                            value: to.to_string(),
+                        };
+                        let (after, changed) = run(&[set(a, ob), set(b, oa)])?;
+                        if gives_edit(&after) {
+                            let orders = vec![(a.clone(), oa, ob), (b.clone(), ob, oa)];
+                            found.push((BlockChange::Reordered { orders }, changed, after));
+                            break 'pairs;
+                        }
+                    }
+                }
+            }
+            for element in &candidates {
+                if !found.is_empty() {
+                    break;
+                }
+                let mut values = Copied::of(model, element, &lines_of).in_place();
+                if values.marked.is_empty() {
+                    continue;
+                }
+                let (mut trial, _) = run(&values.trial_in_place())?;
+                if generated(&trial, &rel).is_none() {
+                    values = values.labels_only();
+                    trial = run(&values.trial_in_place())?.0;
+                }
+                let Some(solved) = generated(&trial, &rel)
+                    .and_then(|(t, _)| solve_markers(t, edited, &values.marker_names()))
+                else {
+                    continue;
+                };
+                // What it binds renamed with it first (an attribute named
+                // like its field), then it alone.
+                for with_bound in [true, false] {
+                    let Some(changes) = values.changed_values(&solved, with_bound) else {
+                        continue;
+                    };
+                    let edits: Vec<Edit> = changes
+                        .iter()
+                        .map(|(e, p, _, new)| Edit::SetValue {
+                            iri: e.clone(),
+                            property: p.clone(),
+                            value: new.clone(),
+                        })
+                        .collect();
+                    let (after, changed) = run(&edits)?;
+                    if gives_edit(&after) {
+                        found.push((BlockChange::Revalued { values: changes }, changed, after));
+                    }
+                }
+            }
+            (
+                format!(
+                    "changing lines {}-{}",
+                    prefix + 1,
+                    prefix + removed.max(added)
+                ),
+                "changing the values of each element the changed lines were printed from, with what it owns and binds, and swapping the ui:order of two of them; to write back one line, name it as OUTPUT:LINE",
+            )
         }
     };
+    // One change per model it gives (two ways of writing one change are
+    // one candidate).
+    let mut seen = std::collections::BTreeSet::new();
+    found.retain(|(_, changed, _)| seen.insert(changed.hash().to_owned()));
+    let mut found = found.into_iter();
+    let Some((change, changed, after)) = found.next() else {
+        return Err(WriteBackError::NoBlockChange {
+            output: output.to_owned(),
+            what,
+            tried,
+        });
+    };
+    let alternatives = found.map(|(change, _, _)| change).collect();
     let (model_file, patched_text, diff) = patch_file(project, &change, &changed)?;
     let effects = effects(&generation, &after, |o, _| o == rel);
     Ok(BlockPlan {
         output: rel,
         lines: (prefix + 1, removed.max(added)),
         change,
+        alternatives,
         model_file,
         patched_text,
         diff,
@@ -355,13 +505,22 @@ fn marker(i: usize, old: &str) -> String {
 }
 
 const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
+const UI_ORDER: &str = "https://w3id.org/seams/ui#order";
+
+/// Whether `a` and `b` hold the same lines, in any order.
+fn same_lines(a: &[&str], b: &[&str]) -> bool {
+    let (mut a, mut b) = (a.to_vec(), b.to_vec());
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
+}
 
 impl Copied {
     /// `lines` gives, for the originals, the text of the lines they print
     /// now and of the added lines: only a value the first shows and the
     /// second does not is solved for (a value kept, like an input type,
     /// stays as it is, and may be one a shape enumerates).
-    fn of(model: &Model, sibling: &str, lines: impl Fn(&[String]) -> (String, String)) -> Copied {
+    fn of(model: &Model, sibling: &str, lines: &dyn Fn(&[String]) -> (String, String)) -> Copied {
         let mut olds = vec![sibling.to_owned()];
         olds.extend(model.children(sibling));
         let owned = olds.len();
@@ -463,13 +622,72 @@ impl Copied {
         }
     }
 
+    /// The same elements changed in place: their IRIs are not solved for.
+    fn in_place(self) -> Copied {
+        Copied {
+            local: None,
+            ..self
+        }
+    }
+
+    /// The owned elements changed in place, a marker for every value
+    /// changed.
+    fn trial_in_place(&self) -> Vec<Edit> {
+        self.marked
+            .iter()
+            .zip(self.marker_names())
+            .map(|((e, p, _), m)| Edit::SetValue {
+                iri: e.clone(),
+                property: p.clone(),
+                value: m,
+            })
+            .collect()
+    }
+
+    /// The values the solved markers give, (element, property, old, new)
+    /// for each that changed; `with_bound`: then a bound element's value
+    /// that equals a changed one's original (an attribute named like its
+    /// field) takes the same new value, and `None` when there is none.
+    /// `None` too when the lines show none of the changed values.
+    fn changed_values(
+        &self,
+        solved: &[Option<String>],
+        with_bound: bool,
+    ) -> Option<Vec<(String, String, String, String)>> {
+        if !solved.is_empty() && solved.iter().all(Option::is_none) {
+            return None;
+        }
+        let mut values: Vec<(String, String, String, String)> = self
+            .marked
+            .iter()
+            .zip(&solved[..self.marked.len()])
+            .filter_map(|((e, p, old), new)| {
+                let new = new.as_deref()?;
+                (new != old).then(|| (e.clone(), p.clone(), old.clone(), new.to_owned()))
+            })
+            .collect();
+        if with_bound {
+            let named: Vec<(String, String, String, String)> = self
+                .bound
+                .iter()
+                .filter_map(|(e, p, old)| {
+                    let (_, _, _, new) = values.iter().find(|(_, _, o, _)| o == old)?;
+                    Some((e.clone(), p.clone(), old.clone(), new.clone()))
+                })
+                .collect();
+            if named.is_empty() {
+                return None;
+            }
+            values.extend(named);
+        }
+        Some(values)
+    }
+
     /// The copy with the solved values (a value not solved for is its
-    /// original's). `with_bound`: a bound element whose value equals a
-    /// changed one's original (an attribute named like its field) is
-    /// copied too, with the new value: a new field gets an attribute of its
-    /// own; `None` when there is none. `named_iri`: the copy takes the IRI
-    /// whose local name the added lines show, when it is free. `None` too
-    /// when the added lines show none of the changed values.
+    /// original's), and, `with_bound`, the bound elements named like a
+    /// changed value copied too (a new field gets an attribute of its own;
+    /// see [`Copied::changed_values`]). `named_iri`: the copy takes the
+    /// IRI whose local name the added lines show, when it is free.
     fn solved(
         &self,
         model: &Model,
@@ -477,9 +695,7 @@ impl Copied {
         with_bound: bool,
         named_iri: bool,
     ) -> Option<Edit> {
-        if !solved.is_empty() && solved.iter().all(Option::is_none) {
-            return None;
-        }
+        let values = self.changed_values(solved, with_bound)?;
         // The IRI the added lines name, when it is a free one.
         let iri = self
             .local
@@ -490,48 +706,23 @@ impl Copied {
                 let iri = format!("{namespace}{name}");
                 (seams_model::is_iri(&iri) && !model.mentions(&iri)).then_some(iri)
             });
-        let solved = &solved[..self.marked.len()];
-        let shown: Vec<(&str, &str)> = self
-            .marked
-            .iter()
-            .zip(solved)
-            .filter_map(|((_, _, old), new)| Some((old.as_str(), new.as_deref()?)))
-            .filter(|(old, new)| old != new)
-            .collect();
         let mut iris = self.iris[..self.owned].to_vec();
         if let Some(iri) = iri {
             iris[0].1 = iri;
         }
-        let mut values: Vec<(String, String, String)> = self
-            .marked
-            .iter()
-            .zip(solved)
-            .filter_map(|((e, p, old), new)| {
-                let new = new.as_deref()?;
-                (new != old).then(|| (e.clone(), p.clone(), new.to_owned()))
-            })
-            .collect();
-        if with_bound {
-            let named: Vec<(String, String, String)> = self
-                .bound
+        iris.extend(
+            self.iris[self.owned..]
                 .iter()
-                .filter_map(|(e, p, old)| {
-                    let (_, new) = shown.iter().find(|(o, _)| o == old)?;
-                    Some((e.clone(), p.clone(), (*new).to_owned()))
-                })
-                .collect();
-            if named.is_empty() {
-                return None;
-            }
-            iris.extend(
-                self.iris[self.owned..]
-                    .iter()
-                    .filter(|(old, _)| named.iter().any(|(e, _, _)| e == old))
-                    .cloned(),
-            );
-            values.extend(named);
-        }
-        Some(Edit::Clone { iris, values })
+                .filter(|(old, _)| values.iter().any(|(e, _, _, _)| e == old))
+                .cloned(),
+        );
+        Some(Edit::Clone {
+            iris,
+            values: values
+                .into_iter()
+                .map(|(e, p, _, new)| (e, p, new))
+                .collect(),
+        })
     }
 
     /// The change an edit made of [`Copied::solved`] is.
@@ -681,6 +872,17 @@ fn patch_file(
                     element: element.clone(),
                 })?
         }
+        BlockChange::Revalued { values } => rewritten(
+            &texts,
+            values,
+            change.element(),
+            |text, (e, p, old, new)| rewrite(text, e, p, old, new),
+        )?,
+        BlockChange::Reordered { orders } => {
+            rewritten(&texts, orders, change.element(), |text, (e, old, new)| {
+                rewrite_integer(text, e, UI_ORDER, *old, *new)
+            })?
+        }
         BlockChange::Added {
             sibling,
             element,
@@ -737,14 +939,56 @@ fn patch_file(
     let reparsed = Model::from_files(&files).map_err(GenerateError::from)?;
     if reparsed.hash() != changed.hash() {
         return Err(WriteBackError::BlockUnwritable {
-            element: match change {
-                BlockChange::Added { element, .. } | BlockChange::Removed { element } => {
-                    element.clone()
-                }
-            },
+            element: change.element().to_owned(),
         });
     }
     Ok((file, patched, diff))
+}
+
+/// The one model file that writes every value of `changes`, with each
+/// rewritten by `rewrite` in turn; `element` names the change.
+fn rewritten<C>(
+    texts: &[(PathBuf, String)],
+    changes: &[C],
+    element: &str,
+    rewrite: impl Fn(&str, &C) -> Result<String, Unwritable>,
+) -> Result<(PathBuf, String), WriteBackError> {
+    let mut found: Option<(PathBuf, String)> = None;
+    for change in changes {
+        let mut writers = Vec::new();
+        let mut why = None;
+        for (file, text) in texts {
+            let current = match &found {
+                Some((f, patched)) if f == file => patched.as_str(),
+                _ => text.as_str(),
+            };
+            match rewrite(current, change) {
+                Ok(patched) => writers.push((file.clone(), patched)),
+                Err(e) => {
+                    why.get_or_insert((file.clone(), e));
+                }
+            }
+        }
+        let (file, patched) = match (writers.pop(), writers.pop(), why) {
+            (Some(one), None, _) => one,
+            (Some((a, _)), Some((b, _)), _) => {
+                return Err(WriteBackError::SeveralFiles(vec![b, a]));
+            }
+            (None, _, Some((file, why))) => return Err(WriteBackError::Unwritable { file, why }),
+            (None, _, None) => {
+                return Err(WriteBackError::BlockUnwritable {
+                    element: element.to_owned(),
+                });
+            }
+        };
+        if let Some((first, _)) = found.take_if(|(f, _)| *f != file) {
+            return Err(WriteBackError::SeveralFiles(vec![first, file]));
+        }
+        found = Some((file, patched));
+    }
+    found.ok_or_else(|| WriteBackError::BlockUnwritable {
+        element: element.to_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -789,12 +1033,8 @@ mod tests {
     }
 
     #[test]
-    fn a_diff_shows_the_lines_between_the_shared_ends() {
-        assert_eq!(
-            line_diff("a\nb\nc\n", "a\nb\nx\ny\nc\n"),
-            ["@@ line 3 @@", "+x", "+y"]
-        );
-        assert_eq!(line_diff("a\nb\nc", "a\nc"), ["@@ line 2 @@", "-b"]);
+    fn the_shared_ends_of_two_texts_are_found() {
         assert_eq!(common_ends(&["a", "a"], &["a"]), (1, 0));
+        assert_eq!(common_ends(&["a", "b", "c"], &["a", "x", "c"]), (1, 1));
     }
 }

@@ -18,6 +18,7 @@ use seams_model::{Edit, sha256_hex};
 use seams_runtime::Runtime;
 
 mod block;
+mod diff;
 
 pub use block::{BlockChange, BlockPlan, plan_block_write_back};
 
@@ -146,16 +147,6 @@ pub enum WriteBackError {
         what: String,
         /// What was tried.
         tried: &'static str,
-    },
-    /// Lines were changed as well as added or removed.
-    #[error(
-        "{output}: from line {from} on, lines were changed as well as added or removed; write back one kind of edit at a time (line edits with OUTPUT:LINE first)"
-    )]
-    BlockAndLines {
-        /// The output.
-        output: String,
-        /// The first line that differs.
-        from: usize,
     },
     /// The block's model change cannot be written as a minimal change of
     /// one model file.
@@ -403,8 +394,9 @@ impl Planned {
 }
 
 /// Plans writing back the edit of `target` (`OUTPUT[:LINE]`): a line's, or
-/// a block's when no line is named and lines were added or removed; one
-/// generation in memory decides which. Reads, writes nothing.
+/// a block's when no line is named and lines were added or removed, or
+/// several changed; one generation in memory decides which. Reads, writes
+/// nothing.
 ///
 /// # Errors
 ///
@@ -418,7 +410,15 @@ pub fn plan_target(
     let on_disk = read_output(project, output)?;
     let now = now(project, runtime, output, &on_disk)?;
     let (text, _) = generated(&now.generation, &now.rel).expect("`now` checked it");
-    if line.is_none() && text.split('\n').count() != on_disk.split('\n').count() {
+    // A block: lines added or removed, or several lines changed.
+    let block = text.split('\n').count() != on_disk.split('\n').count()
+        || text
+            .split('\n')
+            .zip(on_disk.split('\n'))
+            .filter(|(a, b)| a != b)
+            .nth(1)
+            .is_some();
+    if line.is_none() && block {
         block::plan_block(project, runtime, output, &on_disk, now).map(Planned::Block)
     } else {
         plan_line(project, runtime, output, line, &on_disk, now).map(Planned::Line)
@@ -711,25 +711,23 @@ fn effects(
             let new_text = generated(after, &o.path)
                 .map(|(t, _)| t)
                 .unwrap_or_default();
-            let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
-                (o.text.split('\n').collect(), new_text.split('\n').collect());
-            // Between the lines both share at the start and the end, so
-            // that lines added or removed do not shift the rest into
-            // effects.
-            let (prefix, suffix) = block::common_ends(&old_lines, &new_lines);
-            let (old_mid, new_mid) = (
-                &old_lines[prefix..old_lines.len() - suffix],
-                &new_lines[prefix..new_lines.len() - suffix],
-            );
-            for i in 0..old_mid.len().max(new_mid.len()) {
-                let (a, b) = (old_mid.get(i).copied(), new_mid.get(i).copied());
-                if a != b && !edited(&o.path, prefix + i + 1) {
-                    out.push(Effect {
-                        output: o.path.clone(),
-                        line: prefix + i + 1,
-                        old: a.unwrap_or_default().to_owned(),
-                        new: b.unwrap_or_default().to_owned(),
-                    });
+            for hunk in diff::hunks(&o.text, new_text) {
+                // A line changed is one effect; a line added or removed
+                // is one too, its other side empty.
+                for i in 0..hunk.old.len().max(hunk.new.len()) {
+                    let line = if i < hunk.new.len() {
+                        hunk.new_line + i
+                    } else {
+                        hunk.old_line + i
+                    };
+                    if !edited(&o.path, line) {
+                        out.push(Effect {
+                            output: o.path.clone(),
+                            line,
+                            old: hunk.old.get(i).copied().unwrap_or_default().to_owned(),
+                            new: hunk.new.get(i).copied().unwrap_or_default().to_owned(),
+                        });
+                    }
                 }
             }
         }
