@@ -39,6 +39,9 @@ pub enum BlockChange {
         /// Every value the copies take that differs from their
         /// original's: (copy, property, value).
         values: Vec<(String, String, String)>,
+        /// The siblings after it whose `ui:order` makes room for it:
+        /// (element, old order, new order).
+        orders: Vec<(String, i64, i64)>,
     },
     /// The element and every triple it occurs in, removed.
     Removed {
@@ -75,9 +78,12 @@ impl BlockChange {
             BlockChange::Reordered { .. } => "in another order\n".to_owned(),
         };
         match self {
-            BlockChange::Added { copies, .. } => {
+            BlockChange::Added { copies, orders, .. } => {
                 for (original, copy) in copies {
                     text.push_str(&format!("  with <{copy}>, a copy of <{original}>\n"));
+                }
+                for (element, old, new) in orders {
+                    text.push_str(&format!("  <{element}> <{UI_ORDER}> {old} becomes {new}\n"));
                 }
             }
             BlockChange::Removed { .. } => {}
@@ -255,6 +261,23 @@ pub(super) fn plan_block(
         (shown, e[prefix..prefix + added].join("\n"))
     };
 
+    // The output with a marker for each value `copy` solves for; when the
+    // model check refuses a marker (a value the shapes enumerate, such as
+    // an input type, or a path two pages must not share), the element's
+    // own values alone, then its labels alone, as free text.
+    let trial_of = |mut copy: Copied,
+                    edits: &dyn Fn(&Copied) -> Vec<Edit>|
+     -> Result<(Copied, Generation), WriteBackError> {
+        let mut trial = run(&edits(&copy))?.0;
+        for narrower in [Copied::own_only, Copied::labels_only] {
+            if generated(&trial, &rel).is_some() {
+                break;
+            }
+            copy = narrower(copy);
+            trial = run(&edits(&copy))?.0;
+        }
+        Ok((copy, trial))
+    };
     // Elements, the most local first (fewest lines printed), each once.
     let ranked = |mut elements: Vec<String>| {
         elements.sort_by_key(|t| (spread(t), t.clone()));
@@ -305,14 +328,8 @@ pub(super) fn plan_block(
                 // binds (a field's attribute): each string value a marker
                 // no text holds, then solved for what the added lines
                 // show.
-                let mut copy = Copied::of(model, &sibling, &lines_of);
-                let (mut trial, _) = run(&[copy.trial()])?;
-                if generated(&trial, &rel).is_none() {
-                    // A marker the model check refuses (a value the shapes
-                    // enumerate): the labels alone, as free text.
-                    copy = copy.labels_only();
-                    trial = run(&[copy.trial()])?.0;
-                }
+                let (copy, trial) =
+                    trial_of(Copied::of(model, &sibling, &lines_of), &|c| vec![c.trial()])?;
                 let Some(solved) = generated(&trial, &rel)
                     .and_then(|(t, _)| solve_markers(t, edited, &copy.marker_names()))
                 else {
@@ -329,7 +346,36 @@ pub(super) fn plan_block(
                     };
                     let (after, changed) = run(std::slice::from_ref(&edit))?;
                     if gives_edit(&after) {
-                        found.push((copy.change(&edit), changed, after));
+                        found.push((copy.change(&edit, Vec::new()), changed, after));
+                        continue;
+                    }
+                    // The edit's lines in another order: the copy sits
+                    // elsewhere among its siblings; placed by its
+                    // `ui:order`, shifting the siblings after it when
+                    // needed.
+                    let shown = generated(&after, &rel).map(|(t, _)| t.split('\n').collect());
+                    if !shown.is_some_and(|shown: Vec<&str>| same_lines(&shown, &e)) {
+                        continue;
+                    }
+                    let siblings = ordered_siblings(model, &sibling);
+                    for (order, shifts) in placements(&siblings) {
+                        let Edit::Clone { iris, mut values } = edit.clone() else {
+                            continue;
+                        };
+                        values.retain(|(e, p, _)| !(*e == sibling && p == UI_ORDER));
+                        values.push((sibling.clone(), UI_ORDER.to_owned(), order.to_string()));
+                        let placed = Edit::Clone { iris, values };
+                        let mut edits = vec![placed.clone()];
+                        edits.extend(shifts.iter().map(|(e, _, to)| Edit::SetValue {
+                            iri: e.clone(),
+                            property: UI_ORDER.to_owned(),
+                            value: to.to_string(),
+                        }));
+                        let (after, changed) = run(&edits)?;
+                        if gives_edit(&after) {
+                            found.push((copy.change(&placed, shifts), changed, after));
+                            break;
+                        }
                     }
                 }
                 if !found.is_empty() {
@@ -386,15 +432,11 @@ pub(super) fn plan_block(
                 if !found.is_empty() {
                     break;
                 }
-                let mut values = Copied::of(model, element, &lines_of).in_place();
+                let values = Copied::of(model, element, &lines_of).in_place();
                 if values.marked.is_empty() {
                     continue;
                 }
-                let (mut trial, _) = run(&values.trial_in_place())?;
-                if generated(&trial, &rel).is_none() {
-                    values = values.labels_only();
-                    trial = run(&values.trial_in_place())?.0;
-                }
+                let (values, trial) = trial_of(values, &Copied::trial_in_place)?;
                 let Some(solved) = generated(&trial, &rel)
                     .and_then(|(t, _)| solve_markers(t, edited, &values.marker_names()))
                 else {
@@ -507,6 +549,68 @@ fn marker(i: usize, old: &str) -> String {
 const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
 const UI_ORDER: &str = "https://w3id.org/seams/ui#order";
 
+/// An element's `ui:order` changed: (element, old, new).
+type Shift = (String, i64, i64);
+
+/// The elements that sit in the same list as `element` (and it), with
+/// their `ui:order`, in the order a generator shows them: by order, ties
+/// by IRI. Empty when one of them has no order.
+fn ordered_siblings(model: &Model, element: &str) -> Vec<(String, i64)> {
+    let values = model.literal_values();
+    let order = |iri: &str| {
+        values
+            .iter()
+            .find(|(e, p, _)| e == iri && p == UI_ORDER)
+            .and_then(|(_, _, v)| v.parse::<i64>().ok())
+    };
+    let lists = model.containers(element);
+    let mut siblings: Vec<(String, i64)> = Vec::new();
+    for (container, _) in &lists {
+        for candidate in model.pointed_at(container) {
+            if model
+                .containers(&candidate)
+                .iter()
+                .any(|held| lists.contains(held))
+            {
+                let Some(o) = order(&candidate) else {
+                    return Vec::new();
+                };
+                siblings.push((candidate, o));
+            }
+        }
+    }
+    siblings.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    siblings.dedup();
+    siblings
+}
+
+/// Where a new element can go among `siblings` (in the order they are
+/// shown): for each place, the `ui:order` it takes (one more than the
+/// element before it) and the siblings after it whose order must grow to
+/// stay after it: (element, old, new). Fewest shifts first.
+fn placements(siblings: &[(String, i64)]) -> Vec<(i64, Vec<Shift>)> {
+    let mut out: Vec<(i64, Vec<Shift>)> = (0..=siblings.len())
+        .map(|at| {
+            let order = match at {
+                0 => siblings.first().map_or(1, |(_, o)| o - 1),
+                _ => siblings[at - 1].1 + 1,
+            };
+            let mut last = order;
+            let mut shifts = Vec::new();
+            for (element, old) in &siblings[at..] {
+                if *old > last {
+                    break;
+                }
+                last += 1;
+                shifts.push((element.clone(), *old, last));
+            }
+            (order, shifts)
+        })
+        .collect();
+    out.sort_by_key(|(_, shifts)| shifts.len());
+    out
+}
+
 /// Whether `a` and `b` hold the same lines, in any order.
 fn same_lines(a: &[&str], b: &[&str]) -> bool {
     let (mut a, mut b) = (a.to_vec(), b.to_vec());
@@ -574,6 +678,19 @@ impl Copied {
             bound,
             label: model.label(sibling).unwrap_or_default().to_owned(),
             local,
+        }
+    }
+
+    /// The same copy solving for the first element's own values only.
+    fn own_only(self) -> Copied {
+        let own = self.iris[0].0.clone();
+        Copied {
+            marked: self
+                .marked
+                .into_iter()
+                .filter(|(e, _, _)| *e == own)
+                .collect(),
+            ..self
         }
     }
 
@@ -725,8 +842,9 @@ impl Copied {
         })
     }
 
-    /// The change an edit made of [`Copied::solved`] is.
-    fn change(&self, edit: &Edit) -> BlockChange {
+    /// The change an edit made of [`Copied::solved`] is, with `orders`
+    /// the siblings it shifts.
+    fn change(&self, edit: &Edit, orders: Vec<Shift>) -> BlockChange {
         let Edit::Clone { iris, values } = edit else {
             unreachable!("Copied makes clones")
         };
@@ -750,6 +868,7 @@ impl Copied {
                 .iter()
                 .map(|(e, p, v)| (new_of(e), p.clone(), v.clone()))
                 .collect(),
+            orders,
         }
     }
 }
@@ -887,6 +1006,7 @@ fn patch_file(
             sibling,
             element,
             copies,
+            orders,
             ..
         } => {
             let (file, text) = texts
@@ -915,6 +1035,10 @@ fn patch_file(
             let mut patched = text.clone();
             if !patched.is_empty() && !patched.ends_with('\n') {
                 patched.push('\n');
+            }
+            for (shifted, old, new) in orders {
+                patched = rewrite_integer(&patched, shifted, UI_ORDER, *old, *new)
+                    .map_err(|why| unwritable(file, why))?;
             }
             patched.push_str(&format!(
                 "\n# Added by seams write-back: a copy of <{sibling}>.\n{triples}"
@@ -1030,6 +1154,35 @@ mod tests {
                 "{trial:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_new_element_is_placed_by_its_order_shifting_the_fewest_siblings() {
+        let siblings = |orders: &[(&str, i64)]| -> Vec<(String, i64)> {
+            orders.iter().map(|(e, o)| ((*e).to_owned(), *o)).collect()
+        };
+        let shift = |e: &str, old: i64, new: i64| (e.to_owned(), old, new);
+        // A gap after the first: no shift there; right after it, the
+        // second moves up.
+        assert_eq!(
+            placements(&siblings(&[("a", 1), ("b", 3)])),
+            [(0, vec![]), (2, vec![]), (4, vec![]),]
+        );
+        assert_eq!(
+            placements(&siblings(&[("a", 1), ("b", 2), ("c", 3)])),
+            [
+                (0, vec![]),
+                (4, vec![]),
+                (3, vec![shift("c", 3, 4)]),
+                (2, vec![shift("b", 2, 3), shift("c", 3, 4)]),
+            ]
+        );
+        // Ties among the siblings after the place move up together; a
+        // place between two tied ones moves only the second.
+        let tied = placements(&siblings(&[("a", 1), ("b", 2), ("c", 2)]));
+        assert_eq!(tied[2], (3, vec![shift("c", 2, 4)]));
+        assert_eq!(tied[3], (2, vec![shift("b", 2, 3), shift("c", 2, 4)]));
+        assert_eq!(placements(&[]), [(1, vec![])]);
     }
 
     #[test]

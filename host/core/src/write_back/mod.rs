@@ -177,12 +177,14 @@ pub enum WriteBackError {
 pub struct Effect {
     /// The output, output-relative.
     pub output: String,
-    /// Its 1-based line.
+    /// Its 1-based line: in the output with the patch, or, for a line
+    /// that goes, as generated now.
     pub line: usize,
-    /// The line as generated now.
-    pub old: String,
-    /// The line with the patch.
-    pub new: String,
+    /// The line as generated now; `None` for a line (or a file) the patch
+    /// adds.
+    pub old: Option<String>,
+    /// The line with the patch; `None` for a line (or a file) it removes.
+    pub new: Option<String>,
 }
 
 /// A write-back, planned: what it changes and where.
@@ -242,17 +244,40 @@ impl WriteBackPlan {
 fn effects_text(effects: &[Effect], out: &mut String) {
     if effects.is_empty() {
         out.push_str("effects: none; no other line changes\n");
-    } else {
-        out.push_str(&format!(
-            "effects: {} other line(s) change:\n",
-            effects.len()
-        ));
-        for e in effects {
-            out.push_str(&format!(
-                "  {}:{}\n  -{}\n  +{}\n",
-                e.output, e.line, e.old, e.new
-            ));
+        return;
+    }
+    out.push_str(&format!(
+        "effects: {} other line(s) change:\n",
+        effects.len()
+    ));
+    // A file the patch writes anew or deletes is one line here.
+    let mut at = 0;
+    while at < effects.len() {
+        let output = &effects[at].output;
+        let run = effects[at..]
+            .iter()
+            .take_while(|e| e.output == *output)
+            .count();
+        let file = &effects[at..at + run];
+        let whole = |side: fn(&Effect) -> bool| {
+            file.iter().all(side) && file.iter().enumerate().all(|(i, e)| e.line == i + 1)
+        };
+        if whole(|e| e.old.is_none()) {
+            out.push_str(&format!("  {output}: a new file of {run} line(s)\n"));
+        } else if whole(|e| e.new.is_none()) {
+            out.push_str(&format!("  {output}: deleted ({run} line(s))\n"));
+        } else {
+            for e in file {
+                out.push_str(&format!("  {}:{}\n", e.output, e.line));
+                if let Some(old) = &e.old {
+                    out.push_str(&format!("  -{old}\n"));
+                }
+                if let Some(new) = &e.new {
+                    out.push_str(&format!("  +{new}\n"));
+                }
+            }
         }
+        at += run;
     }
 }
 
@@ -705,29 +730,50 @@ fn effects(
     after: &Generation,
     edited: impl Fn(&str, usize) -> bool,
 ) -> Vec<Effect> {
+    let text_of = |generation: &Generation, path: &str| -> Option<String> {
+        generated(generation, path).map(|(t, _)| t.to_owned())
+    };
+    // Every output of either generation, once, in order.
+    let paths: std::collections::BTreeSet<&str> = [before, after]
+        .iter()
+        .flat_map(|g| g.runs.iter().flat_map(|r| r.run.outputs.iter()))
+        .map(|o| o.path.as_str())
+        .collect();
     let mut out = Vec::new();
-    for run in &before.runs {
-        for o in &run.run.outputs {
-            let new_text = generated(after, &o.path)
-                .map(|(t, _)| t)
-                .unwrap_or_default();
-            for hunk in diff::hunks(&o.text, new_text) {
-                // A line changed is one effect; a line added or removed
-                // is one too, its other side empty.
-                for i in 0..hunk.old.len().max(hunk.new.len()) {
-                    let line = if i < hunk.new.len() {
-                        hunk.new_line + i
-                    } else {
-                        hunk.old_line + i
-                    };
-                    if !edited(&o.path, line) {
-                        out.push(Effect {
-                            output: o.path.clone(),
-                            line,
-                            old: hunk.old.get(i).copied().unwrap_or_default().to_owned(),
-                            new: hunk.new.get(i).copied().unwrap_or_default().to_owned(),
-                        });
-                    }
+    for path in paths {
+        let (old, new) = (text_of(before, path), text_of(after, path));
+        let lines = |text: &Option<String>| -> Vec<String> {
+            text.as_deref()
+                .map(|t| t.split('\n').map(str::to_owned).collect())
+                .unwrap_or_default()
+        };
+        let hunks = match (&old, &new) {
+            (Some(old), Some(new)) => diff::hunks(old, new)
+                .into_iter()
+                .map(|h| {
+                    let own = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect();
+                    (h.old_line, h.new_line, own(h.old), own(h.new))
+                })
+                .collect(),
+            // A file written or deleted: every line of it.
+            _ => vec![(1, 1, lines(&old), lines(&new))],
+        };
+        for (old_line, new_line, old, new) in hunks {
+            // A line changed is one effect; a line added or removed is one
+            // too, its other side `None`.
+            for i in 0..old.len().max(new.len()) {
+                let line = if i < new.len() {
+                    new_line + i
+                } else {
+                    old_line + i
+                };
+                if !edited(path, line) {
+                    out.push(Effect {
+                        output: path.to_owned(),
+                        line,
+                        old: old.get(i).cloned(),
+                        new: new.get(i).cloned(),
+                    });
                 }
             }
         }
