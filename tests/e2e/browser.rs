@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use seams_tests::target_dir;
 use seams_tests::webdriver::Browser;
+use seams_tests::{seams_in, target_dir};
 
 use seams_tests::html::attribute_values;
 
@@ -140,6 +140,65 @@ fn the_viewer_in_chromium_follows_a_line_to_its_template_and_model_and_writes_an
     for url in resources(&browser) {
         assert!(url.starts_with(viewer.base()), "{url}");
     }
+}
+
+#[test]
+fn the_viewer_in_chromium_writes_back_a_new_form_field_added_by_hand() {
+    let p = generated_chat();
+    // The central edit of structural write-back: a field added below
+    // "Topic" with its own label and name.
+    let page = p.path().join("out/conversations.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let edited = text.replacen(
+        "      <input id=\"new_conversation_form-topic\" name=\"topic\" type=\"text\" required>\n",
+        "      <input id=\"new_conversation_form-topic\" name=\"topic\" type=\"text\" required>\n      <label for=\"new_conversation_form-mood\">Mood</label>\n      <input id=\"new_conversation_form-mood\" name=\"mood\" type=\"text\" required>\n",
+        1,
+    );
+    assert_ne!(edited, text, "the field was not added");
+    std::fs::write(&page, &edited).unwrap();
+    let model_before = std::fs::read_to_string(p.path().join("model.ttl")).unwrap();
+    let viewer = start_viewer(p.path());
+    let browser = chromium();
+    browser.goto(&viewer.url);
+    browser.click(&browser.find("#outputs a[href='/output?path=conversations.html']"));
+
+    // The page says the file holds hand edits and proposes the change,
+    // writing nothing yet.
+    browser.click(&browser.find("#write-back-file button"));
+    let proposal = browser.text(&browser.find("#proposal"));
+    for part in [
+        "2 added line(s): a new element <https://example.org/chat#topic_field_2>, a copy of <https://example.org/chat#topic_field> labelled \"Mood\"",
+        "with <https://example.org/chat#topic_2>, a copy of <https://example.org/chat#topic>",
+        "+<https://example.org/chat#topic_2> <https://w3id.org/seams/ui#name> \"mood\" .",
+        "effects: ",
+        "app.py",
+    ] {
+        assert!(proposal.contains(part), "{part}\n{proposal}");
+    }
+    browser.screenshot(&screenshot("viewer-block-proposal"));
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("model.ttl")).unwrap(),
+        model_before,
+        "a proposal writes nothing"
+    );
+
+    // Applied with its effects: the model and the outputs in one run; the
+    // page is the edit, and nothing is left to write back.
+    browser.click(&browser.find("#accept-effects"));
+    browser.click(&browser.find("#apply button"));
+    let notice = browser.text(&browser.find("#notice"));
+    assert!(notice.contains("wrote model.ttl"), "{notice}");
+    assert!(
+        browser.try_find("#write-back-file").is_none(),
+        "still edited"
+    );
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), edited);
+    let model = std::fs::read_to_string(p.path().join("model.ttl")).unwrap();
+    assert!(model.contains("ui#name> \"mood\""), "{model}");
+    let app = std::fs::read_to_string(p.path().join("out/app.py")).unwrap();
+    assert!(app.contains("mood: str"), "the API takes the new field");
+    assert_eq!(seams_in(p.path(), &["check"]).code, 0);
+    browser.screenshot(&screenshot("viewer-block-applied"));
 }
 
 #[test]

@@ -383,6 +383,14 @@ fn the_viewer_refuses_foreign_hosts_and_origins_and_writes_without_the_token() {
         "{missing:?}"
     );
     assert!(!missing.body.contains("missing field"), "{missing:?}");
+    // A line without its text (or a text without its line): neither one
+    // line's write-back nor the whole file's.
+    let half = post(&viewer, &[edit[0], edit[1], edit[2], edit[4]]);
+    assert_eq!(half.status, 400, "{half:?}");
+    assert!(
+        half.body.contains("needs both its line and its text"),
+        "{half:?}"
+    );
     // The right token in the form, but from a browser without the cookie.
     let origin = viewer.base().to_owned();
     let no_cookie = raw(&viewer, "POST /write-back", &[("Origin", &origin)], &body);

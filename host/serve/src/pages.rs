@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use seams_core::{
     CheckReport, LOCK_FILE, Lock, OutputDir, Planned, Project, TraceViewError, Wait, WriteBackPlan,
-    check_with, plan_line_edit, trace_view, view,
+    check_with, plan_line_edit, plan_target, trace_view, view,
 };
 use seams_model::Model;
 use seams_runtime::Runtime;
@@ -54,6 +54,10 @@ fn environment() -> Environment<'static> {
         (
             "write_back.html",
             include_str!("../templates/write_back.html"),
+        ),
+        (
+            "write_back_file.html",
+            include_str!("../templates/write_back_file.html"),
         ),
         ("failure.html", include_str!("../templates/failure.html")),
     ] {
@@ -281,6 +285,14 @@ pub fn output(
     let bytes = dir
         .read_regular(output, project.limits.max_output_bytes as u64)
         .map_err(|e| unreadable(e.to_string()))?;
+    // Hand edited: its bytes are not those the lock records, so the page
+    // offers to write them back.
+    let locked_path = format!("{}/{output}", out_dir(project));
+    let edited = read_lock(project)?.is_some_and(|lock| {
+        lock.outputs
+            .iter()
+            .any(|o| o.path == locked_path && o.sha256 != seams_model::sha256_hex(&bytes))
+    });
     let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
     let (trace, untraced_why) = match trace_view(project, cx.runtime, output, None) {
         Ok(trace) => (Some(trace), None),
@@ -343,6 +355,7 @@ pub fn output(
             terms => Value::from(minijinja::value::Serde(&terms)),
             token => cx.token,
             notice,
+            edited,
         },
     )
 }
@@ -363,10 +376,13 @@ pub struct WriteBackForm {
     pub token: String,
     /// Output-relative.
     pub output: String,
-    /// 1-based.
-    pub line: usize,
+    /// 1-based; with `text`, one line's edit. Without both, the hand edits
+    /// of the file as it is on disk (lines changed, added or removed).
+    #[serde(default)]
+    pub line: Option<usize>,
     /// The line's new text.
-    pub text: String,
+    #[serde(default)]
+    pub text: Option<String>,
     /// Present: apply, not only plan.
     #[serde(default)]
     pub apply: Option<String>,
@@ -410,7 +426,17 @@ fn plan_context(project: &Project, plan: &WriteBackPlan) -> minijinja::Value {
 pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, Failure> {
     let project = cx.project;
     known_output(project, &form.output)?;
-    let planned = plan_line_edit(project, cx.runtime, &form.output, form.line, &form.text);
+    let (line, text) = match (form.line, &form.text) {
+        (Some(line), Some(text)) => (line, text),
+        (None, None) => return write_back_file(cx, form),
+        _ => {
+            return Err(Failure::new(
+                400,
+                "refused: a line's write-back needs both its line and its text; write back from the output's page",
+            ));
+        }
+    };
+    let planned = plan_line_edit(project, cx.runtime, &form.output, line, text);
     let plan = match planned {
         Ok(plan) => plan,
         Err(refusal) => {
@@ -419,8 +445,8 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
                 minijinja::context! {
                     title => "Write-back refused",
                     output => form.output.clone(),
-                    line => form.line,
-                    text => form.text.clone(),
+                    line,
+                    text,
                     refusal => refusal.to_string(),
                 },
             )?;
@@ -433,17 +459,23 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
             minijinja::context! {
                 title => "Write-back",
                 output => form.output.clone(),
-                line => form.line,
-                text => form.text.clone(),
+                line,
+                text,
                 plan => plan_context(project, &plan),
                 token => cx.token,
             },
         )
         .map(WriteBack::Planned);
     }
-    let model_file = shown_path(project, &plan.model_file);
-    let report = Planned::Line(plan)
-        .apply_and_generate(project, cx.runtime, form.accept_effects.is_some())
+    apply(cx, &Planned::Line(plan), form)
+}
+
+/// Applies a planned write-back: the model and the outputs in one run, or
+/// nothing (with the refusal's reason).
+fn apply(cx: &Context<'_>, planned: &Planned, form: &WriteBackForm) -> Result<WriteBack, Failure> {
+    let model_file = shown_path(cx.project, planned.model_file());
+    let report = planned
+        .apply_and_generate(cx.project, cx.runtime, form.accept_effects.is_some())
         .map_err(|e| Failure::new(422, e))?;
     Ok(WriteBack::Applied {
         notice: format!(
@@ -451,6 +483,43 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
             report.written.len()
         ),
     })
+}
+
+/// The write-back of the hand edits of a file as it is on disk: a line's
+/// patch, or a block's (lines added, removed or changed together), shown
+/// as the CLI shows it, with its apply action; or, with `apply`, applied
+/// with the same all-or-nothing run as a line's.
+fn write_back_file(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, Failure> {
+    let project = cx.project;
+    let planned = match plan_target(project, cx.runtime, &form.output) {
+        Ok(planned) => planned,
+        Err(refusal) => {
+            let page = render(
+                "write_back_file.html",
+                minijinja::context! {
+                    title => "Write-back refused",
+                    output => form.output.clone(),
+                    refusal => refusal.to_string(),
+                },
+            )?;
+            return Ok(WriteBack::Refused(page));
+        }
+    };
+    if form.apply.is_none() {
+        return render(
+            "write_back_file.html",
+            minijinja::context! {
+                title => "Write-back",
+                output => form.output.clone(),
+                proposal => planned.to_text(&project.root),
+                effects => planned.effects().len(),
+                model_file => shown_path(project, planned.model_file()),
+                token => cx.token,
+            },
+        )
+        .map(WriteBack::Planned);
+    }
+    apply(cx, &planned, form)
 }
 
 /// What a write-back request led to.

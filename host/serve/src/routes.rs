@@ -232,7 +232,7 @@ async fn write_back(
         Err(_) => {
             return failed(&Failure {
                 status: 400,
-                message: "refused: this is not a write-back form of the viewer (it lacks a field: output, line, text or token); write back from the output's page".into(),
+                message: "refused: this is not a write-back form of the viewer (it lacks a field: output or token, or a line is not a number); write back from the output's page".into(),
             });
         }
     };
@@ -248,7 +248,7 @@ async fn write_back(
             WriteBack::Refused(body) => html(422, body),
             WriteBack::Applied { notice } => html(
                 200,
-                pages::output(cx, &form.output, Some(form.line), Some(&notice))?,
+                pages::output(cx, &form.output, form.line, Some(&notice))?,
             ),
         })
     })

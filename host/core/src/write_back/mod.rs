@@ -334,6 +334,14 @@ impl Planned {
         }
     }
 
+    /// Every line of another output it changes.
+    pub fn effects(&self) -> &[Effect] {
+        match self {
+            Planned::Line(plan) => &plan.effects,
+            Planned::Block(plan) => &plan.effects,
+        }
+    }
+
     /// The model file it rewrites.
     pub fn model_file(&self) -> &Path {
         match self {
@@ -362,10 +370,7 @@ impl Planned {
     /// without `accept_effects`, or a line's patch over an output with
     /// other hand edits.
     fn permitted(&self, accept_effects: bool) -> Result<(), WriteBackError> {
-        let effects = match self {
-            Planned::Line(plan) => &plan.effects,
-            Planned::Block(plan) => &plan.effects,
-        };
+        let effects = self.effects();
         if !effects.is_empty() && !accept_effects {
             return Err(WriteBackError::Effects(effects.len()));
         }
