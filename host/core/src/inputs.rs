@@ -232,8 +232,18 @@ impl Stamp {
     /// # Errors
     ///
     /// The model cannot be read or parsed.
-    pub fn load_model(mut self, project: &Project) -> Result<Inputs, GenerateError> {
-        let model = Model::from_files(&self.take_model_files(project))?;
+    pub fn load_model(self, project: &Project) -> Result<Inputs, GenerateError> {
+        self.load_model_listing(project, &std::collections::BTreeSet::new())
+    }
+
+    /// [`Stamp::load_model`], the model knowing which properties its
+    /// vocabularies make lists of ([`Model::with_lists`]).
+    pub(crate) fn load_model_listing(
+        mut self,
+        project: &Project,
+        lists: &std::collections::BTreeSet<String>,
+    ) -> Result<Inputs, GenerateError> {
+        let model = Model::from_files(&self.take_model_files(project))?.with_lists(lists.clone());
         Ok(Inputs::new(Arc::new(model), self))
     }
 

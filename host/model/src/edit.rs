@@ -69,7 +69,7 @@ impl Model {
         for edit in edits {
             quads = apply(self, quads, edit)?;
         }
-        Model::from_quads(quads, self.prefixes().clone(), &[])
+        Ok(Model::from_quads(quads, self.prefixes().clone(), &[])?.with_lists(self.lists.clone()))
     }
 }
 

@@ -135,8 +135,12 @@ impl Model {
     }
 
     /// Whether `subject`, or an element of one of its types, has two or
-    /// more values of `property`.
+    /// more values of `property`, or a vocabulary lets it have them
+    /// ([`Model::with_lists`]).
     fn holds_several(&self, subject: &str, property: NamedNodeRef<'_>) -> bool {
+        if self.lists.contains(property.as_str()) {
+            return true;
+        }
         let several = |s: &str| {
             NamedNode::new(s).is_ok_and(|s| {
                 self.store()

@@ -112,6 +112,10 @@ pub struct Model {
     pub(crate) namespaces: Mutex<HashMap<String, Arc<Vec<String>>>>,
     /// Where the model was read from, to say where a term is written.
     sources: Vec<Source>,
+    /// Properties a vocabulary lets an element hold several of (a form's
+    /// fields), though this model may give each element one
+    /// ([`Model::with_lists`]).
+    pub(crate) lists: std::collections::BTreeSet<String>,
 }
 
 /// One document of the model: a file, read again only to locate a term
@@ -414,7 +418,17 @@ impl Model {
             len,
             namespaces: Mutex::new(watched.into_found()),
             sources: Vec::new(),
+            lists: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// The model, knowing that its vocabularies let an element hold
+    /// several values of each of `properties` (those their shapes do not
+    /// cap at one): a form with one field is still a list of fields, so a
+    /// copy of the field joins it.
+    pub fn with_lists(mut self, properties: impl IntoIterator<Item = String>) -> Model {
+        self.lists.extend(properties);
+        self
     }
 
     /// The model hash: sha256 (lowercase hex) of the canonical N-Quads.

@@ -19,6 +19,7 @@ use seams_runtime::Runtime;
 
 mod block;
 mod diff;
+mod lists;
 
 pub use block::{BlockChange, BlockPlan, plan_block_write_back};
 
@@ -525,7 +526,8 @@ fn now(
     if sha256_hex(on_disk.as_bytes()) == locked.sha256 {
         return Err(WriteBackError::NotEdited(output.to_owned()));
     }
-    let inputs = read_stamp(project, Some(&lock), false)?.load_model(project)?;
+    let inputs = read_stamp(project, Some(&lock), false)?
+        .load_model_listing(project, lists::list_properties())?;
     let generation = run_with_inputs(project, runtime, &inputs);
     if generated(&generation, &rel).is_none() {
         let message = generation
