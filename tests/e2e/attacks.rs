@@ -14,7 +14,7 @@ use std::path::Path;
 use seams_tests::{ATTACKER_WASM, TempProject, repo_root, run_measured, seams};
 
 /// What the host allows itself beyond the generators' budgets and the
-/// model: engine, compiled code, and seams' own work (README, "What the
+/// model: engine, compiled code, and seams' own work (the book's sandbox chapter, "What the
 /// sandbox guarantees").
 const FIXED_OVERHEAD_MIB: u64 = 128;
 

@@ -250,7 +250,7 @@ fn a_broken_package_fails_exactly_the_test_it_breaks() {
     assert!(run.stderr.contains("src/extract.rs"), "{}", run.stderr);
 }
 
-/// A fenced code block of the README: its language, the path its info
+/// A fenced code block of the book: its language, the path its info
 /// string names (if any) and its text, the fence's indentation removed.
 struct Block {
     language: String,
@@ -258,12 +258,9 @@ struct Block {
     text: String,
 }
 
-/// The code blocks of the README section titled `title`.
-fn readme_blocks(title: &str) -> Vec<Block> {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let heading = format!("## {title}\n");
-    let section = &readme[readme.find(&heading).expect("the section exists") + heading.len()..];
-    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+/// The code blocks of the book's chapter `chapter` (in `docs/src`).
+fn chapter_blocks(chapter: &str) -> Vec<Block> {
+    let section = std::fs::read_to_string(repo_root().join("docs/src").join(chapter)).unwrap();
     let mut blocks = Vec::new();
     let mut lines = section.lines();
     while let Some(line) = lines.next() {
@@ -317,11 +314,11 @@ fn run_command(line: &str, dir: &Path) -> seams_tests::Outcome {
     }
 }
 
-/// The guide's worked example ("Write your own generator" in the README),
+/// The guide's worked example (the book's "Write your own generator"),
 /// run as it is written there: its commands as typed, its files as shown.
 #[test]
 fn the_guides_worked_example_passes() {
-    let blocks = readme_blocks("Write your own generator");
+    let blocks = chapter_blocks("writing-a-generator.md");
     let work = tempfile::tempdir().unwrap();
     let chat = work.path().join("examples/chat");
     std::fs::create_dir_all(&chat).unwrap();

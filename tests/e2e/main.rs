@@ -10,6 +10,7 @@ mod builtins;
 mod cache;
 mod cli;
 mod cloned;
+mod docs;
 mod draft;
 mod example;
 mod init;

@@ -619,7 +619,7 @@ mod edits {
 
 /// The edits users make to a generated page, on all three examples, each
 /// given back exactly (PutGet, then GetPut: nothing more to write back),
-/// its effects listed, nothing written by the plan. The README lists the
+/// its effects listed, nothing written by the plan. The book (traces.md) lists the
 /// same table.
 #[test]
 fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {

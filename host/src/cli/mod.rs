@@ -65,7 +65,7 @@ enum Command {
     View(commands::view::Args),
     /// Show which template lines wrote an output's lines, and the model elements behind them.
     Trace(commands::trace::Args),
-    /// Write a hand edit of an output line back into the model as the one literal change that gives it back.
+    /// Write hand edits of an output back into the model: the model change that gives the edited file back (a literal, or elements copied, removed, changed or reordered).
     WriteBack(commands::write_back::Args),
     /// Open the generation viewer: the project's outputs, traces, check state and write-back, in the browser.
     Serve(commands::serve::Args),
@@ -199,4 +199,35 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
             EXIT_OK
         }
     }
+}
+
+/// The command-line reference in Markdown, from the same definitions that
+/// parse the arguments: each command's long help, as `seams help COMMAND`
+/// prints it (plain text, 100 columns), so that the book's reference
+/// cannot drift from the binary (`tests/e2e/docs.rs` compares them).
+pub fn reference() -> String {
+    let mut root = Cli::command().term_width(100);
+    root.build();
+    let mut out = String::from(
+        "# Command-line reference\n\nGenerated from the command definitions by `tests/e2e/docs.rs` (`SEAMS_UPDATE_DOCS=1 cargo test -p seams --test e2e docs` rewrites it).\n",
+    );
+    let mut section = |name: &str, command: &mut clap::Command| {
+        let help = command.render_long_help().to_string();
+        out.push_str(&format!(
+            "\n## `{name}`\n\n```text\n{}\n```\n",
+            help.trim_end()
+        ));
+    };
+    section("seams", &mut root);
+    let names: Vec<String> = root
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .filter(|n| n != "help")
+        .collect();
+    for name in names {
+        if let Some(command) = root.find_subcommand_mut(&name) {
+            section(&format!("seams {name}"), command);
+        }
+    }
+    out
 }
