@@ -35,6 +35,11 @@ use std::time::Duration;
 use measure::{Cost, run_self};
 use models::Case;
 
+/// Every heap allocation goes through the runtime's accounting allocator,
+/// as in the `seams` binary: seams's runs and the floor allocate alike.
+#[global_allocator]
+static ALLOCATOR: seams_runtime::Accounting = seams_runtime::Accounting;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("run") {

@@ -2,6 +2,11 @@
 
 use std::io::IsTerminal;
 
+/// Every heap allocation goes through the runtime's accounting allocator,
+/// so that the host's work for a generator is charged to its budget.
+#[global_allocator]
+static ALLOCATOR: seams_runtime::Accounting = seams_runtime::Accounting;
+
 fn main() {
     let terminal = seams::cli::Terminal {
         stdout: std::io::stdout().is_terminal(),

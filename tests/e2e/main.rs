@@ -1,6 +1,11 @@
 //! End-to-end tests of seams: the CLI on real projects, and the sandbox
 //! against hostile components built from source in `tests/fixtures`.
 
+/// The tests that run generators in this process (write-back's planning,
+/// `run_generators`) charge the host's work as the `seams` binary does.
+#[global_allocator]
+static ALLOCATOR: seams_runtime::Accounting = seams_runtime::Accounting;
+
 mod app;
 mod attacks;
 mod author;

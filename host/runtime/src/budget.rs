@@ -408,8 +408,20 @@ fn refund(bytes: usize) {
     });
 }
 
-/// The system allocator, charging each run's allocations to its budget.
-pub(crate) struct Accounting;
+/// The allocator for a process that runs generators: mimalloc, charging
+/// every allocation made while a run is current to that run's budget
+/// (`[sandbox] memory-mib`), so that the host's work on a generator's
+/// behalf (rendering, tracing, query answers) is bounded with the
+/// generator's own memory. A binary chooses it as its allocator:
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOCATOR: seams_runtime::Accounting = seams_runtime::Accounting;
+/// ```
+///
+/// Without it, a generator's linear memory is still bounded, but not what
+/// the host allocates for it.
+pub struct Accounting;
 
 // SAFETY: every call is forwarded to `MiMalloc` unchanged; the accounting
 // only reads and writes thread-locals and an atomic, and never allocates.
