@@ -134,10 +134,9 @@ fn sync_when_asked(dir: &std::path::Path, asked: &Receiver<()>) {
 
 #[cfg(target_os = "linux")]
 fn sync_file_system(dir: &std::fs::File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: the descriptor is open for the call, which reads no memory
-    // of ours. Its result is advisory (see the module's doc).
-    let _ = unsafe { libc::syncfs(dir.as_raw_fd()) };
+    // Advisory (see the module's doc): a failure leaves the bytes to the
+    // sync that makes a run durable, which checks its result.
+    let _ = rustix::fs::syncfs(dir);
 }
 
 #[cfg(not(target_os = "linux"))]

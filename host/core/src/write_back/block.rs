@@ -222,8 +222,9 @@ pub(super) fn plan_block(
         lock,
         inputs,
         generation,
+        text,
+        traced,
     } = now;
-    let (text, traced) = generated(&generation, &rel).expect("`now` checked it");
     let (g, e): (Vec<&str>, Vec<&str>) = (text.split('\n').collect(), edited.split('\n').collect());
     let (prefix, suffix) = common_ends(&g, &e);
     let (removed, added) = (g.len() - suffix - prefix, e.len() - suffix - prefix);
@@ -501,10 +502,15 @@ pub(super) fn plan_block(
 
 /// An IRI like `sibling` that the model does not use: `<sibling>_2`, ...
 fn fresh_iri(model: &Model, sibling: &str) -> String {
-    (2..)
-        .map(|n| format!("{sibling}_{n}"))
-        .find(|iri| !model.mentions(iri))
-        .expect("some suffix is free")
+    // A model mentions finitely many IRIs, so some suffix is free.
+    let mut n: u64 = 2;
+    loop {
+        let iri = format!("{sibling}_{n}");
+        if !model.mentions(&iri) {
+            return iri;
+        }
+        n += 1;
+    }
 }
 
 /// A copy of a sibling element being planned: the elements copied with

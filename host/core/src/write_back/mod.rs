@@ -440,7 +440,7 @@ pub fn plan_target(
     let (output, line) = parse_target(target);
     let on_disk = read_output(project, output)?;
     let now = now(project, runtime, output, &on_disk)?;
-    let (text, _) = generated(&now.generation, &now.rel).expect("`now` checked it");
+    let text = &now.text;
     // A block: lines added or removed, or several lines changed.
     let block = text.split('\n').count() != on_disk.split('\n').count()
         || text
@@ -504,6 +504,11 @@ struct Now {
     lock: crate::Lock,
     inputs: Inputs,
     generation: Generation,
+    /// The output as generated now (found in `generation` when it was
+    /// made, so every use has it).
+    text: String,
+    /// Each traced line of it, with the terms behind it.
+    traced: Vec<(usize, Vec<String>)>,
 }
 
 /// Checks that `output` is generated and edited (`on_disk` differs from
@@ -529,7 +534,12 @@ fn now(
     let inputs = read_stamp(project, Some(&lock), false)?
         .load_model_listing(project, lists::list_properties())?;
     let generation = run_with_inputs(project, runtime, &inputs);
-    if generated(&generation, &rel).is_none() {
+    let Some((text, traced)) = generated(&generation, &rel).map(|(t, traced)| {
+        (
+            t.to_owned(),
+            traced.into_iter().map(|(l, t)| (l, t.to_vec())).collect(),
+        )
+    }) else {
         let message = generation
             .failures
             .iter()
@@ -544,12 +554,14 @@ fn now(
                 message
             },
         });
-    }
+    };
     Ok(Now {
         rel,
         lock,
         inputs,
         generation,
+        text,
+        traced,
     })
 }
 
@@ -579,8 +591,9 @@ fn plan_line(
         lock,
         inputs,
         generation: now,
+        text,
+        traced: terms,
     } = now;
-    let (text, terms) = generated(&now, &rel).expect("`now` checked the output is generated");
     let generated_lines: Vec<&str> = text.split('\n').collect();
     let edited_lines: Vec<&str> = on_disk.split('\n').collect();
     if generated_lines.len() != edited_lines.len() {
@@ -625,7 +638,7 @@ fn plan_line(
     let line_terms: &[String] = terms
         .iter()
         .find(|(l, _)| *l == n)
-        .map(|(_, t)| *t)
+        .map(|(_, t)| t.as_slice())
         .ok_or_else(|| {
             line_error("the generated line is not traced, so no model element is known to print it")
         })?;
