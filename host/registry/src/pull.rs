@@ -11,7 +11,8 @@ use reqwest::StatusCode;
 use seams_model::input_text::escape_line;
 
 use crate::artifact::{Layer, MAX_MANIFEST_BYTES, digest_of};
-use crate::{Reference, RegistryError, root_cause};
+use crate::error::root_cause;
+use crate::{Reference, RegistryError};
 
 /// How much of a refusal's body is read, to find the registry's error
 /// codes and message in it.
