@@ -287,7 +287,7 @@ pub(super) fn plan_block(
         elements
     };
     // Every change found that gives the edit back, the one proposed first.
-    let mut found: Vec<(BlockChange, Arc<Model>, Generation)> = Vec::new();
+    let mut found = Found::default();
     let (what, tried) = match (removed, added) {
         (0, 0) => return Err(WriteBackError::NotEdited(output.to_owned())),
         (_, 0) => {
@@ -473,19 +473,14 @@ pub(super) fn plan_block(
             )
         }
     };
-    // One change per model it gives (two ways of writing one change are
-    // one candidate).
-    let mut seen = std::collections::BTreeSet::new();
-    found.retain(|(_, changed, _)| seen.insert(changed.hash().to_owned()));
-    let mut found = found.into_iter();
-    let Some((change, changed, after)) = found.next() else {
+    let Some((change, changed, after)) = found.first else {
         return Err(WriteBackError::NoBlockChange {
             output: output.to_owned(),
             what,
             tried,
         });
     };
-    let alternatives = found.map(|(change, _, _)| change).collect();
+    let alternatives = found.others;
     let (model_file, patched_text, diff) = patch_file(project, &change, &changed)?;
     let effects = effects(&generation, &after, |o, _| o == rel);
     Ok(BlockPlan {
@@ -498,6 +493,34 @@ pub(super) fn plan_block(
         diff,
         effects,
     })
+}
+
+/// The changes that give an edit back: the first, proposed, with the
+/// model and generation it makes; the others only as changes (a
+/// generation of a large project holds hundreds of MB), each once by the
+/// model it makes (two ways of writing one change are one candidate).
+#[derive(Default)]
+struct Found {
+    first: Option<(BlockChange, Arc<Model>, Generation)>,
+    others: Vec<BlockChange>,
+    models: std::collections::BTreeSet<String>,
+}
+
+impl Found {
+    fn push(&mut self, (change, changed, after): (BlockChange, Arc<Model>, Generation)) {
+        if !self.models.insert(changed.hash().to_owned()) {
+            return;
+        }
+        if self.first.is_none() {
+            self.first = Some((change, changed, after));
+        } else {
+            self.others.push(change);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
 }
 
 /// An IRI like `sibling` that the model does not use: `<sibling>_2`, ...
