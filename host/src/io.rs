@@ -123,6 +123,7 @@ pub(crate) fn json_text(value: &serde_json::Value) -> String {
 }
 
 /// A `wrote PATH` line per path.
+#[cfg(feature = "authoring")]
 pub(crate) fn written_lines(paths: &[String]) -> String {
     paths.iter().map(|p| format!("wrote {p}\n")).collect()
 }

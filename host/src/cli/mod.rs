@@ -48,18 +48,23 @@ enum Command {
     /// Report stale, hand-edited, missing and orphan files and changed components; write nothing.
     Check(commands::check::Args),
     /// Write a generator package whose test passes as written, from a reference output.
+    #[cfg(feature = "authoring")]
     NewGenerator(commands::new_generator::Args),
     /// Ask an LLM provider to draft a generator from a reference output; keep it only if its tests pass.
+    #[cfg(feature = "authoring")]
     DraftGenerator(commands::draft_generator::Args),
     /// Run a set of drafting cases through the provider and print acceptance, attempts, probes and time.
+    #[cfg(feature = "authoring")]
     DraftEval(commands::draft_eval::Args),
     /// Build a generator package and run its four tests on the project's model.
+    #[cfg(feature = "authoring")]
     TestGenerator(commands::test_generator::Args),
     /// Show what a component is (a file or a registry reference): protocol version, meta, sha256 and size.
     Inspect(commands::inspect::Args),
     /// Add a generator from an OCI registry to seams.toml, once it is known to be a seams generator.
     Add(commands::add::Args),
     /// Build a generator package, run its four tests on the project's model, and push it to an OCI registry.
+    #[cfg(feature = "authoring")]
     Publish(commands::publish::Args),
     /// Print the view model a generator's extract step builds from the project's model (JSON in either format).
     View(commands::view::Args),
@@ -178,12 +183,17 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::Init(args) => commands::init::run(&mut io, args),
         Command::Generate(args) => commands::generate::run(&mut io, args),
         Command::Check(args) => commands::check::run(&mut io, args),
+        #[cfg(feature = "authoring")]
         Command::NewGenerator(args) => commands::new_generator::run(&mut io, args),
+        #[cfg(feature = "authoring")]
         Command::DraftGenerator(args) => commands::draft_generator::run(&mut io, args),
+        #[cfg(feature = "authoring")]
         Command::DraftEval(args) => commands::draft_eval::run(&mut io, args),
+        #[cfg(feature = "authoring")]
         Command::TestGenerator(args) => commands::test_generator::run(&mut io, args),
         Command::Inspect(args) => commands::inspect::run(&mut io, args),
         Command::Add(args) => commands::add::run(&mut io, args),
+        #[cfg(feature = "authoring")]
         Command::Publish(args) => commands::publish::run(&mut io, args),
         Command::View(args) => commands::view::run(&mut io, args),
         Command::Trace(args) => commands::trace::run(&mut io, args),
