@@ -400,13 +400,8 @@ pub(super) fn plan_block(
             );
             let (old_lines, new_lines) = (&g[prefix..prefix + removed], &e[prefix..prefix + added]);
             if same_lines(old_lines, new_lines) {
-                let orders = model.literal_values();
-                let order = |iri: &str| {
-                    orders
-                        .iter()
-                        .find(|(e, p, _)| e == iri && p == UI_ORDER)
-                        .and_then(|(_, _, v)| v.parse::<i64>().ok())
-                };
+                let values = model.literal_values();
+                let order = |iri: &str| order_of(&values, iri);
                 'pairs: for (i, a) in candidates.iter().enumerate() {
                     for b in &candidates[i + 1..] {
                         let (Some(oa), Some(ob)) = (order(a), order(b)) else {
@@ -578,6 +573,14 @@ fn marker(i: usize, old: &str) -> String {
 const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
 const UI_ORDER: &str = "https://w3id.org/seams/ui#order";
 
+/// `iri`'s `ui:order` among a model's literal values.
+fn order_of(values: &[(String, String, String)], iri: &str) -> Option<i64> {
+    values
+        .iter()
+        .find(|(e, p, _)| e == iri && p == UI_ORDER)
+        .and_then(|(_, _, v)| v.parse().ok())
+}
+
 /// An element's `ui:order` changed: (element, old, new).
 type Shift = (String, i64, i64);
 
@@ -586,12 +589,7 @@ type Shift = (String, i64, i64);
 /// by IRI. Empty when one of them has no order.
 fn ordered_siblings(model: &Model, element: &str) -> Vec<(String, i64)> {
     let values = model.literal_values();
-    let order = |iri: &str| {
-        values
-            .iter()
-            .find(|(e, p, _)| e == iri && p == UI_ORDER)
-            .and_then(|(_, _, v)| v.parse::<i64>().ok())
-    };
+    let order = |iri: &str| order_of(&values, iri);
     let lists = model.containers(element);
     let mut siblings: Vec<(String, i64)> = Vec::new();
     for (container, _) in &lists {

@@ -745,14 +745,11 @@ fn plan_line(
 
 /// Every line of every output that differs between `before` and `after`,
 /// but those `edited(output, line)` holds for.
-fn effects(
-    before: &Generation,
-    after: &Generation,
+fn effects<'a>(
+    before: &'a Generation,
+    after: &'a Generation,
     edited: impl Fn(&str, usize) -> bool,
 ) -> Vec<Effect> {
-    let text_of = |generation: &Generation, path: &str| -> Option<String> {
-        generated(generation, path).map(|(t, _)| t.to_owned())
-    };
     // Every output of either generation, once, in order.
     let paths: std::collections::BTreeSet<&str> = [before, after]
         .iter()
@@ -761,24 +758,28 @@ fn effects(
         .collect();
     let mut out = Vec::new();
     for path in paths {
-        let (old, new) = (text_of(before, path), text_of(after, path));
-        let lines = |text: &Option<String>| -> Vec<String> {
-            text.as_deref()
-                .map(|t| t.split('\n').map(str::to_owned).collect())
-                .unwrap_or_default()
-        };
-        let hunks = match (&old, &new) {
-            (Some(old), Some(new)) => diff::hunks(old, new)
-                .into_iter()
-                .map(|h| {
-                    let own = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect();
-                    (h.old_line, h.new_line, own(h.old), own(h.new))
-                })
-                .collect(),
+        let text_of = |g| generated(g, path).map(|(t, _)| t);
+        let hunks = match (text_of(before), text_of(after)) {
+            (Some(old), Some(new)) => diff::hunks(old, new),
             // A file written or deleted: every line of it.
-            _ => vec![(1, 1, lines(&old), lines(&new))],
+            (old, new) => {
+                let lines =
+                    |t: Option<&'a str>| t.map(|t| t.split('\n').collect()).unwrap_or_default();
+                vec![diff::Hunk {
+                    old_line: 1,
+                    new_line: 1,
+                    old: lines(old),
+                    new: lines(new),
+                }]
+            }
         };
-        for (old_line, new_line, old, new) in hunks {
+        for diff::Hunk {
+            old_line,
+            new_line,
+            old,
+            new,
+        } in hunks
+        {
             // A line changed is one effect; a line added or removed is one
             // too, its other side `None`.
             for i in 0..old.len().max(new.len()) {
@@ -791,8 +792,8 @@ fn effects(
                     out.push(Effect {
                         output: path.to_owned(),
                         line,
-                        old: old.get(i).cloned(),
-                        new: new.get(i).cloned(),
+                        old: old.get(i).map(|l| (*l).to_owned()),
+                        new: new.get(i).map(|l| (*l).to_owned()),
                     });
                 }
             }
