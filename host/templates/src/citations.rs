@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use minijinja::value::Value;
 
-use crate::service::{IriReader, SidecarStart, add_view_iris};
+use crate::view::{IriReader, add_view_iris};
 
 /// One thread's numbering of the IRIs its sidecars cite.
 #[derive(Default)]
@@ -425,6 +425,25 @@ fn heap_address(value: &Value, text: &str) -> Option<(usize, usize)> {
     let at = text.as_ptr() as usize;
     let inline = (start..start + std::mem::size_of::<Value>()).contains(&at);
     (!inline && !text.is_empty()).then_some((at, text.len()))
+}
+
+/// The start of a traced output's sidecar, and the model IRIs its lines
+/// cite ([`TemplateService::trace_to_sidecar`]).
+#[derive(Debug)]
+pub struct SidecarStart {
+    /// The sidecar's text up to its lines' end (see [`crate::sidecar_tail`]).
+    pub head: String,
+    /// The terms cited, sorted by text and once each, as numbered in the
+    /// [`Citations`] the trace was given.
+    pub(crate) cited: Vec<u32>,
+}
+
+impl SidecarStart {
+    /// The model IRIs the lines cite, sorted, each once: the output's lock
+    /// sources. `citations` is the numbering the trace was given.
+    pub fn sources<'a>(&'a self, citations: &'a Citations) -> impl Iterator<Item = &'a str> {
+        self.cited.iter().map(|&c| citations.text(c))
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use crate::service::{SENTINEL_CLOSE, SENTINEL_OPEN};
+use crate::sentinel::{SENTINEL_CLOSE, SENTINEL_OPEN};
 use crate::{Syntax, TemplateService, sidecar_head, sources_of};
 
 struct Case {

@@ -16,8 +16,8 @@
 
 use minijinja::value::Value;
 
-use crate::instrument::{Tag, next_tag, split_ws_prefix, split_ws_suffix, tag_end};
-use crate::service::{SENTINEL_CLOSE, SENTINEL_OPEN};
+use crate::scan::{Tag, next_tag, split_ws_prefix, split_ws_suffix, tag_end};
+use crate::sentinel::{SENTINEL_CLOSE, SENTINEL_OPEN};
 use crate::syntax::Delimiters;
 
 /// The block keywords that make a template's top-level names mean
@@ -139,7 +139,7 @@ pub(crate) fn shared_loop<'a>(tag: &'a str, body: &str, d: &Delimiters) -> Optio
 /// A plain name: an identifier (not a keyword, not `loop`), and not one
 /// of a loop's own words.
 fn is_name(word: &str) -> bool {
-    crate::instrument::is_identifier(word) && !matches!(word, "in" | "for" | "if")
+    crate::scan::is_identifier(word) && !matches!(word, "in" | "for" | "if")
 }
 
 /// A loop's output kept by the thread that rendered it, with the marks its

@@ -29,26 +29,13 @@
 //! render prints, so one render can serve as both.
 
 use crate::error::TemplateError;
+use crate::scan::{Tag, is_identifier, next_tag, split_ws_prefix, split_ws_suffix, tag_end};
+use crate::sentinel::{
+    FRAGMENT_FN, INCLUDE_FN, KEEP_FN, LINE_FN, OWNED_FN, REPLAY_FN, SENTINEL_CLOSE, SENTINEL_OPEN,
+    VALUE_FN,
+};
 use crate::syntax::Delimiters;
 
-/// The prefix of every name the instrumentation adds. A template that
-/// holds it is refused, so the tracing calls cannot be reached, tested or
-/// shadowed from a template.
-pub(crate) const RESERVED_PREFIX: &str = "__seams_";
-
-/// Names of the filters the tracing environment defines (see [`tracing_call`]).
-pub(crate) const LINE_FN: &str = "__seams_line";
-pub(crate) const VALUE_FN: &str = "__seams_value";
-/// As [`VALUE_FN`], for a value read off the innermost candidate for its
-/// enclosing view object: the owner is that candidate, named once.
-pub(crate) const OWNED_FN: &str = "__seams_owned";
-pub(crate) const INCLUDE_FN: &str = "__seams_include";
-/// Names of the tracing calls around a shared loop ([`crate::fragment`]):
-/// whether its output is kept for this list, the kept output, keeping it,
-/// and the variable that captures it.
-pub(crate) const FRAGMENT_FN: &str = "__seams_fragment";
-pub(crate) const REPLAY_FN: &str = "__seams_replay";
-pub(crate) const KEEP_FN: &str = "__seams_keep";
 const KEPT_VAR: &str = "__seams_kept";
 
 /// A template, instrumented.
@@ -79,19 +66,16 @@ pub(crate) fn instrument(
     let mut shared: Option<(usize, String)> = None;
     let mut sites = 0;
     let mut out = String::with_capacity(source.len() * 2);
-    let mut unsure = [
-        super::service::SENTINEL_OPEN,
-        super::service::SENTINEL_CLOSE,
-    ]
-    .iter()
-    .filter_map(|c| source.find(*c))
-    .min()
-    .map(|at| {
-        (
-            source[..at].matches('\n').count() + 1,
-            "the sentinel character",
-        )
-    });
+    let mut unsure = [SENTINEL_OPEN, SENTINEL_CLOSE]
+        .iter()
+        .filter_map(|c| source.find(*c))
+        .min()
+        .map(|at| {
+            (
+                source[..at].matches('\n').count() + 1,
+                "the sentinel character",
+            )
+        });
     // The candidates for a line's enclosing view object, one entry per open
     // block that names some (loop targets, macro parameters, an `if`'s
     // plain-path condition), and which block each entry is for.
@@ -352,86 +336,6 @@ fn expression_unsure(expr: &str) -> Option<&'static str> {
     .map(|(_, why)| why)
 }
 
-/// The first tag that opens in `rest`: where, and which. Only as far as
-/// that tag is read: searching `rest` for each kind of opener in turn read
-/// to the end for a kind it lacks, at every tag (a template of 100,000
-/// block tags and no `{{` took minutes).
-pub(crate) fn next_tag(rest: &str, d: &Delimiters) -> Option<(usize, Tag)> {
-    let openers = [
-        (d.var.0, Tag::Var),
-        (d.block.0, Tag::Block),
-        (d.comment.0, Tag::Comment),
-    ];
-    let [a, b, c] = openers.map(|(open, _)| open.as_bytes()[0]);
-    let bytes = rest.as_bytes();
-    let mut from = 0;
-    loop {
-        let at = from + memchr::memchr3(a, b, c, &bytes[from..])?;
-        // An opener starts with an ASCII character: `at` is a boundary.
-        if let Some(&(_, tag)) = openers
-            .iter()
-            .find(|(open, _)| bytes[at..].starts_with(open.as_bytes()))
-        {
-            return Some((at, tag));
-        }
-        from = at + 1;
-    }
-}
-
-#[derive(Clone, Copy)]
-pub(crate) enum Tag {
-    Var,
-    Block,
-    Comment,
-}
-
-/// The end (exclusive) of a tag opened at the start of `rest`, skipping
-/// string literals, so that a `}}` inside quotes does not close it.
-pub(crate) fn tag_end(rest: &str, open_len: usize, close: &str) -> Option<usize> {
-    let bytes = rest.as_bytes();
-    let mut i = open_len;
-    let mut quote: Option<u8> = None;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match quote {
-            Some(q) => {
-                if b == b'\\' {
-                    i += 1;
-                } else if b == q {
-                    quote = None;
-                }
-            }
-            None => {
-                if b == b'"' || b == b'\'' {
-                    quote = Some(b);
-                } else if bytes[i..].starts_with(close.as_bytes()) {
-                    // Compared as bytes: `i` steps a byte at a time (and
-                    // past an escaped one), so it may sit inside a
-                    // character; a closer is ASCII, so where it matches is
-                    // a boundary.
-                    return Some(i + close.len());
-                }
-            }
-        }
-        i += 1;
-    }
-    None
-}
-
-pub(crate) fn split_ws_prefix(inner: &str) -> (&str, &str) {
-    match inner.as_bytes().first() {
-        Some(b'-' | b'+') => (&inner[..1], &inner[1..]),
-        _ => ("", inner),
-    }
-}
-
-pub(crate) fn split_ws_suffix(inner: &str) -> (&str, &str) {
-    match inner.as_bytes().last() {
-        Some(b'-' | b'+') => (&inner[..inner.len() - 1], &inner[inner.len() - 1..]),
-        _ => (inner, ""),
-    }
-}
-
 /// Where text is being instrumented: the current template line, the line
 /// already marked in this run, and whether a `{{ }}` tag follows the text
 /// on its last line (its own mark then covers that line).
@@ -648,16 +552,6 @@ fn find_word(text: &str, word: &str) -> Option<usize> {
     None
 }
 
-pub(crate) fn is_identifier(text: &str) -> bool {
-    let mut chars = text.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_')
-        && !matches!(
-            text,
-            "true" | "false" | "none" | "True" | "False" | "None" | "loop"
-        )
-}
-
 /// For `a.b.c`, the object the value is read off: `a.b`. Only plain
 /// attribute paths, optionally through filters without arguments
 /// (`a.b.c|tojson`, which print the same value differently): a filter with
@@ -678,7 +572,7 @@ mod tests {
     use super::*;
 
     fn jinja() -> Delimiters {
-        Delimiters::for_syntax(super::super::Syntax::Jinja)
+        Delimiters::for_syntax(crate::Syntax::Jinja)
     }
 
     fn run(source: &str) -> (String, Vec<usize>) {

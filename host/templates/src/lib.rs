@@ -25,18 +25,25 @@
 #![deny(missing_docs)]
 
 mod citations;
+mod context;
 #[cfg(test)]
 mod corpus;
+mod environment;
 mod error;
 mod fragment;
 mod instrument;
+mod recorder;
+mod scan;
+mod sentinel;
 mod service;
 mod syntax;
 mod trace;
+mod view;
+mod walk;
 
-pub use citations::Citations;
+pub use citations::{Citations, SidecarStart};
 pub use error::TemplateError;
-pub use service::{Rendered, SidecarStart, TemplateService};
+pub use service::{Rendered, TemplateService};
 pub use syntax::Syntax;
 pub use trace::{
     SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_head, sidecar_path,
