@@ -400,7 +400,8 @@ fn a_sources_mismatch_fails_exactly_its_test() {
 
 #[test]
 fn a_builtin_passes_test_generator_with_its_goldens_for_a_project() {
-    let p = seams_tests::example_project("expense");
+    // The goldens are claims on the example's committed outputs.
+    let p = seams_tests::example_project_with_outputs("expense");
     let goldens = repo_root().join("generators/htmx/tests/golden/expense");
     let run = seams(&[
         "test-generator",

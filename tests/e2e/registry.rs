@@ -132,7 +132,7 @@ fn published_generators_are_pinned_work_offline_and_move_only_on_update() {
     // the expense example against its goldens (the chat goldens keep a
     // known tracing gap, see builtins.rs), and a package scaffolded by
     // new-generator.
-    let publisher = seams_tests::example_project("expense");
+    let publisher = seams_tests::example_project_with_outputs("expense");
     std::fs::write(
         publisher.path().join("seams.toml"),
         "[model]\nfiles = [\"model.ttl\"]\n\n[[generator]]\nbuiltin = \"htmx\"\n",

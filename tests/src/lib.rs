@@ -50,6 +50,19 @@ pub fn example_project(name: &str) -> TempProject {
     p
 }
 
+/// [`example_project`] with the example's committed outputs in `out/`:
+/// the text that goldens kept as claims are about.
+pub fn example_project_with_outputs(name: &str) -> TempProject {
+    let p = example_project(name);
+    let out = repo_root().join("examples").join(name).join("out");
+    for path in locked_outputs(name) {
+        let to = p.path().join("out").join(&path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(out.join(&path), to).unwrap();
+    }
+    p
+}
+
 /// The files of an example's output directory that its lock records,
 /// output-relative and sorted: what the tests compare and serve, whatever
 /// else a user left there (a `__pycache__/` from running the app).

@@ -4,6 +4,18 @@
 //! - `  [fixed]`: fixed text; the line must have a template origin.
 //! - `  [graph: IRI, IRI]`: the line must be traced to these model elements
 //!   (full IRIs, or prefixed names with the model's prefixes).
+//!
+//! A golden can also be kept as claims on a project's committed output
+//! (`<output>.claims` in the goldens' directory): the expected text is the
+//! output the project holds, so it is not kept twice, and the claims file
+//! lists only the lines traced to the model, by number:
+//!
+//! ```text
+//! # a comment
+//! 6: chat:app, chat:thread_page
+//! ```
+//!
+//! Every other non-blank line of the output is `[fixed]`.
 
 mod suite;
 
@@ -15,6 +27,20 @@ pub use suite::{
     PROBES, SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses,
     test_generator,
 };
+
+/// The terms of a `[graph: ...]` marker or a claim: comma-separated, each
+/// IRI with or without its angle brackets.
+fn graph_terms(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(|t| {
+            t.trim()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_owned()
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
 
 /// What a golden line says about its output line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,16 +104,7 @@ impl Golden {
                     .ok_or_else(|| {
                         error("a [graph: ...] marker must end the line with ']'".into())
                     })?;
-                let terms: Vec<String> = body
-                    .split(',')
-                    .map(|t| {
-                        t.trim()
-                            .trim_start_matches('<')
-                            .trim_end_matches('>')
-                            .to_owned()
-                    })
-                    .filter(|t| !t.is_empty())
-                    .collect();
+                let terms = graph_terms(body);
                 if terms.is_empty() {
                     return Err(error("[graph: ] names no model element".into()));
                 }
@@ -102,6 +119,73 @@ impl Golden {
             markers.push((number, marker));
         }
         Ok(Golden { text: out, markers })
+    }
+
+    /// The golden that `claims` (a claims file, see the module) makes of
+    /// `output`, the committed text it is about; `file` names the claims
+    /// file in errors.
+    ///
+    /// # Errors
+    ///
+    /// A claims line that is not `N: term, ...`, names no term, or names
+    /// a line the output does not have, holds blank, or was claimed on an
+    /// earlier line.
+    pub fn from_claims(file: &str, claims: &str, output: &str) -> Result<Golden, GoldenError> {
+        let lines: Vec<&str> = output.split('\n').collect();
+        let mut graph: Vec<(usize, Vec<String>)> = Vec::new();
+        for (i, claim) in claims.lines().enumerate() {
+            let claim = claim.trim();
+            if claim.is_empty() || claim.starts_with('#') {
+                continue;
+            }
+            let error = |message: String| GoldenError {
+                file: file.to_owned(),
+                line: i + 1,
+                message,
+            };
+            let (number, terms) = claim
+                .split_once(':')
+                .and_then(|(n, terms)| Some((n.trim().parse::<usize>().ok()?, terms)))
+                .ok_or_else(|| {
+                    error("a claim is \"LINE: term, ...\", LINE the output's line number".into())
+                })?;
+            let terms = graph_terms(terms);
+            if terms.is_empty() {
+                return Err(error(format!(
+                    "the claim on line {number} names no model element"
+                )));
+            }
+            if lines
+                .get(number.wrapping_sub(1))
+                .is_none_or(|l| l.trim().is_empty())
+            {
+                return Err(error(format!(
+                    "line {number} of the output is blank or past its end ({} lines); claim a line that holds text",
+                    lines.len()
+                )));
+            }
+            if graph.last().is_some_and(|&(last, _)| last >= number) {
+                return Err(error(format!(
+                    "line {number} comes after a claim on line {}; list each line once, in order",
+                    graph.last().map_or(0, |g| g.0)
+                )));
+            }
+            graph.push((number, terms));
+        }
+        let mut graph = graph.into_iter().peekable();
+        let markers = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, _)| match graph.next_if(|(n, _)| *n == i + 1) {
+                Some((n, terms)) => (n, Marker::Graph(terms)),
+                None => (i + 1, Marker::Fixed),
+            })
+            .collect();
+        Ok(Golden {
+            text: output.to_owned(),
+            markers,
+        })
     }
 
     /// Writes a golden for `output` with every non-blank line `[fixed]`.
@@ -238,6 +322,36 @@ mod tests {
         assert_eq!(untraced.len(), 2, "{untraced:?}");
         let differs = compare("g", &golden, "<h1>y</h1>\n", Some(&good), &model());
         assert!(differs[0].contains("line 1:"), "{differs:?}");
+    }
+
+    #[test]
+    fn claims_on_a_committed_output_make_the_golden_its_annotated_text_would() {
+        let output = "<h1>x</h1>\n\n<p>fixed</p>\n<p>y</p>\n";
+        let annotated = "<h1>x</h1>  [graph: ex:a]\n\n<p>fixed</p>  [fixed]\n<p>y</p>  [graph: <urn:ex:b>, ex:a]\n";
+        let claims = "# claims\n1: ex:a\n\n4: <urn:ex:b>, ex:a\n";
+        assert_eq!(
+            Golden::from_claims("c", claims, output).unwrap(),
+            Golden::parse("g", annotated).unwrap()
+        );
+        // Nothing claimed: every line fixed.
+        assert_eq!(
+            Golden::from_claims("c", "", output).unwrap(),
+            Golden::parse("g", &Golden::all_fixed(output)).unwrap()
+        );
+        for (claims, line, says) in [
+            ("1 ex:a", 1, "LINE: term"),
+            ("x: ex:a", 1, "LINE: term"),
+            ("# c\n1: ", 2, "names no model element"),
+            ("2: ex:a", 1, "blank or past its end (5 lines)"),
+            ("9: ex:a", 1, "blank or past its end"),
+            ("0: ex:a", 1, "blank or past its end"),
+            ("3: ex:a\n1: ex:a", 2, "comes after a claim on line 3"),
+            ("1: ex:a\n1: ex:b", 2, "list each line once"),
+        ] {
+            let err = Golden::from_claims("c", claims, output).unwrap_err();
+            assert_eq!((err.line, err.file.as_str()), (line, "c"), "{claims:?}");
+            assert!(err.message.contains(says), "{claims:?}: {}", err.message);
+        }
     }
 
     #[test]

@@ -519,7 +519,13 @@ pub(crate) fn test_built_in(
     let mut outcomes = vec![
         TestOutcome {
             name: TESTS[0],
-            failures: golden_match(&golden_dir, &shown_as, &first, &model),
+            failures: golden_match(
+                &golden_dir,
+                &shown_as,
+                &project.output_path(),
+                &first,
+                &model,
+            ),
             notes: Vec::new(),
         },
         TestOutcome {
@@ -589,27 +595,49 @@ fn probe_outcome(results: &[crate::probe::ProbeOutcome]) -> TestOutcome {
 
 /// The "golden match" test: every output of `run` against its golden in
 /// `golden_dir`, and every golden against an output. Failures name the
-/// goldens as `<shown_as>/<path>`.
+/// goldens as `<shown_as>/<path>`. A golden kept as claims
+/// (`<path>.claims`) is about the committed output `<committed>/<path>`.
 pub fn golden_match(
     golden_dir: &Path,
     shown_as: &str,
+    committed: &Path,
     run: &GeneratorRun,
     model: &Model,
 ) -> Vec<String> {
     let mut failures = Vec::new();
     for output in &run.outputs {
         let file = format!("{shown_as}/{}", output.path);
-        let text = match std::fs::read_to_string(golden_dir.join(&output.path)) {
-            Ok(text) => text,
-            Err(_) => {
-                failures.push(format!(
-                    "{file}: missing; the generator writes {}, so write its golden",
-                    output.path
-                ));
-                continue;
-            }
+        let claims_file = format!("{file}{CLAIMS_SUFFIX}");
+        // A claims golden's failures name the claims file: its claims are
+        // numbered by output line, as the failures are.
+        let (golden, file) = match std::fs::read_to_string(golden_dir.join(&output.path)) {
+            Ok(text) => (Golden::parse(&file, &text), file),
+            Err(_) => match std::fs::read_to_string(
+                golden_dir.join(format!("{}{CLAIMS_SUFFIX}", output.path)),
+            ) {
+                Ok(claims) => match std::fs::read_to_string(committed.join(&output.path)) {
+                    Ok(text) => (
+                        Golden::from_claims(&claims_file, &claims, &text),
+                        claims_file,
+                    ),
+                    Err(e) => {
+                        failures.push(format!(
+                            "{claims_file}: its output {} cannot be read ({e}); the claims are about the project's committed output, so generate it there first",
+                            committed.join(&output.path).display()
+                        ));
+                        continue;
+                    }
+                },
+                Err(_) => {
+                    failures.push(format!(
+                        "{file}: missing; the generator writes {}, so write its golden (or {}{CLAIMS_SUFFIX}, claims on the committed output)",
+                        output.path, output.path
+                    ));
+                    continue;
+                }
+            },
         };
-        match Golden::parse(&file, &text) {
+        match golden {
             Ok(golden) => failures.extend(compare(
                 &file,
                 &golden,
@@ -623,14 +651,18 @@ pub fn golden_match(
     let mut goldens = Vec::new();
     collect_files(golden_dir, golden_dir, &mut goldens);
     for golden in goldens {
-        if !run.outputs.iter().any(|o| o.path == golden) {
+        let path = golden.strip_suffix(CLAIMS_SUFFIX).unwrap_or(&golden);
+        if !run.outputs.iter().any(|o| o.path == path) {
             failures.push(format!(
-                "{shown_as}/{golden}: the generator does not write {golden}"
+                "{shown_as}/{golden}: the generator does not write {path}"
             ));
         }
     }
     failures
 }
+
+/// The suffix of a golden kept as claims on a committed output.
+const CLAIMS_SUFFIX: &str = ".claims";
 
 fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -688,7 +720,11 @@ fn sources_name_files(run: &GeneratorRun) -> Vec<String> {
             o.path
         )
     });
-    run.naming.iter().cloned().chain(unnamed).collect()
+    run.naming
+        .iter()
+        .map(ToString::to_string)
+        .chain(unnamed)
+        .collect()
 }
 
 #[cfg(test)]
