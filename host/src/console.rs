@@ -187,7 +187,9 @@ mod tests {
     fn the_same_failure_of_several_generators_is_grouped_in_order() {
         let failure = |generator: &str, message: &str| GeneratorError {
             generator: generator.to_owned(),
-            kind: seams_runtime::GeneratorErrorKind::Protocol(message.to_owned()),
+            kind: seams_runtime::GeneratorErrorKind::Clash {
+                reason: message.to_owned(),
+            },
         };
         let failures = [
             failure("htmx", "same"),

@@ -9,7 +9,7 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::model::{Row, Term, TermKind};
+use crate::row::{Row, Term, TermKind};
 use crate::{Error, Result};
 
 /// An IRI a query bound: a field of this type refuses a literal or blank

@@ -99,13 +99,15 @@ mod meta;
 mod model;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
+mod row;
 mod view;
 
 pub use decode::{Date, Iri};
 pub use error::{Error, Result};
 pub use files::{Body, File, FileSources, FileTrace, Rendered, Shared, TraceLine, render};
 pub use meta::{Meta, Syntax, Template, Vocabulary};
-pub use model::{Model, Row, Term, TermKind};
+pub use model::Model;
+pub use row::{Row, Term, TermKind};
 pub use view::{Traced, ViewObject};
 
 /// Messages to the user, shown prefixed with the generator's name.

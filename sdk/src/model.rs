@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 
 #[cfg(target_arch = "wasm32")]
 use crate::__internal::wit::seams::generator::model as host;
+use crate::row::{Row, Term, TermKind};
 use crate::{Error, Result};
 
 /// Read-only access to the project's model, through the host.
@@ -18,64 +19,6 @@ use crate::{Error, Result};
 #[derive(Debug)]
 pub struct Model {
     _private: (),
-}
-
-/// What kind of RDF term a [`Term`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TermKind {
-    /// An IRI.
-    Iri,
-    /// A literal.
-    Literal,
-    /// A blank node.
-    Blank,
-    /// A quoted triple, in N-Triples form.
-    Triple,
-}
-
-/// One bound value of a query row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Term {
-    /// What the value is.
-    pub kind: TermKind,
-    /// The IRI, the literal's lexical form, or the blank node's label.
-    pub value: String,
-    /// A literal's datatype IRI, when it has one other than `xsd:string`.
-    pub datatype: Option<String>,
-    /// A literal's language tag.
-    pub language: Option<String>,
-}
-
-/// One row of a SELECT result: variable name to bound term. Unbound
-/// variables are absent.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Row(BTreeMap<String, Term>);
-
-impl Row {
-    /// The term bound to `var` (without `?`).
-    pub fn get(&self, var: &str) -> Option<&Term> {
-        self.0.get(var)
-    }
-
-    /// The value (IRI or lexical form) bound to `var`.
-    pub fn value(&self, var: &str) -> Option<&str> {
-        self.0.get(var).map(|t| t.value.as_str())
-    }
-
-    /// The value bound to `var`, or an error naming the variable.
-    pub fn require(&self, var: &str) -> Result<&str> {
-        self.value(var)
-            .ok_or_else(|| Error::Query(format!("variable ?{var} is unbound")))
-    }
-
-    /// Every bound variable with its term, by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Term)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
-    pub(crate) fn into_terms(self) -> BTreeMap<String, Term> {
-        self.0
-    }
 }
 
 impl Model {

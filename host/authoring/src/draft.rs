@@ -507,7 +507,7 @@ fn accept(
                         .map(|f| {
                             // One line, with room for both lines it quotes.
                             let line: String = scrub(f).chars().take(PROBE_REASON_CHARS).collect();
-                            format!("{}{line}", crate::eval::PROBE_REASON)
+                            format!("{PROBE_REASON}{line}")
                         })
                         .collect::<Vec<_>>();
                 }
@@ -530,6 +530,8 @@ fn accept(
     })
 }
 
+/// The prefix of a reason a model probe gave.
+pub(crate) const PROBE_REASON: &str = "model probe ";
 /// The most characters of a probe's reason: it quotes two output lines.
 const PROBE_REASON_CHARS: usize = 800;
 

@@ -21,12 +21,9 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::draft::{DraftError, DraftRequest, draft_generator};
+use crate::draft::{DraftError, DraftRequest, PROBE_REASON, draft_generator};
 use seams_core::{Progress, Project};
 use seams_runtime::Runtime;
-
-/// The prefix of a reason a model probe gave.
-pub(crate) const PROBE_REASON: &str = "model probe ";
 
 /// A case could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -40,6 +40,10 @@ const SDK_FILES: &[(&str, &str)] = &[
         include_str!("../../../sdk/src/model.rs"),
     ),
     (
+        "seams-sdk/src/row.rs",
+        include_str!("../../../sdk/src/row.rs"),
+    ),
+    (
         "seams-sdk/src/view.rs",
         include_str!("../../../sdk/src/view.rs"),
     ),
@@ -331,6 +335,27 @@ pub fn new_generator(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every module of the SDK a generator builds with is vendored: the
+    /// host-only `native` module (compiled out for wasm) is the one left out.
+    #[test]
+    fn every_sdk_source_file_is_vendored() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sdk/src");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&src)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".rs") && name != "native.rs")
+            .map(|name| format!("seams-sdk/src/{name}"))
+            .collect();
+        on_disk.sort();
+        let mut vendored: Vec<String> = SDK_FILES
+            .iter()
+            .map(|(path, _)| (*path).to_owned())
+            .filter(|path| path.starts_with("seams-sdk/src/"))
+            .collect();
+        vendored.sort();
+        assert_eq!(vendored, on_disk);
+    }
 
     #[test]
     fn names_follow_the_rule() {

@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 
 use crate::audit::Contents;
 use crate::error::GenerateError;
-use crate::journal::JOURNAL_FILE;
 use crate::lock::LOCK_FILE;
+use crate::output_dir::parent_dir;
 use crate::output_dir::{OutputDir, Staged};
 use crate::plan::Plan;
-use crate::project::{Project, posix};
+use crate::project::{JOURNAL_FILE, Project, posix};
 use crate::stat_cache::FileStat;
 
 /// The file operations applying a plan needs: records (the journal, the
@@ -399,11 +399,6 @@ fn sync_points(devices: &[Option<u64>], synced: Option<u64>) -> Vec<SyncPoint> {
         }
     }
     points.into_iter().map(|(_, point)| point).collect()
-}
-
-/// The directory of an output path, `""` for the output directory itself.
-pub(crate) fn parent_dir(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 #[cfg(test)]

@@ -35,12 +35,13 @@ use crate::audit::{FileState, audit};
 use crate::error::GenerateError;
 use crate::generation::{Keep, load_for_run, run_reporting_progress};
 use crate::inputs::{beside_model_stamp, changed_components, read_journal, read_lock, up_to_date};
-use crate::journal::{JOURNAL_FILE, recover};
+use crate::journal::recover;
 use crate::leftovers::Leftovers;
 use crate::lock::{LOCK_FILE, LOCK_VERSION, LockError};
 use crate::output_dir::OutputDir;
 use crate::plan::{generated_files, locked_files};
 use crate::progress::Silent;
+use crate::project::JOURNAL_FILE;
 use crate::project::{Project, posix};
 use crate::project_lock::{ProjectLock, Wait};
 
@@ -329,7 +330,7 @@ pub fn check_with(
             out.hashes(generated.keys().chain(locked.keys()))
                 .map_err(|(path, source)| {
                     let writer = crate::generate::writer_of(&generation, &path);
-                    crate::generate::unreadable(project, out, &path, writer, source)
+                    GenerateError::unreadable(project, out, &path, writer, source)
                 })?
         }
         None => Default::default(),

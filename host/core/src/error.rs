@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use seams_model::ModelError;
 
 use crate::lock::LockError;
-use crate::project::ProjectError;
+use crate::output_dir::OutputDir;
+use crate::project::{Project, ProjectError, posix};
 
 /// Why generation could not run at all (a generator's own failure is a
 /// [`GeneratorError`](seams_runtime::GeneratorError) in the report
@@ -117,4 +118,34 @@ fn hand_edited_message(overwrite: &[String], delete: &[String]) -> String {
         "{head}: {}; keep your changes elsewhere, or run `seams generate --force` to discard them",
         files.join(", ")
     )
+}
+
+impl GenerateError {
+    /// Why an output could not be read to be compared: a symlink planted on
+    /// its way is named with the generator that writes there (a cloned
+    /// project's `out/app.py -> ~/.ssh/id_rsa`); any other error as it is.
+    /// `generator` names who writes `path` (output-relative), when known.
+    pub(crate) fn unreadable(
+        project: &Project,
+        out: &OutputDir,
+        path: &str,
+        generator: Option<&str>,
+        source: std::io::Error,
+    ) -> GenerateError {
+        let prefix = posix(&project.output_dir);
+        match out.link_on_the_way(path) {
+            Some((link, target)) => GenerateError::PlantedLink {
+                link: format!("{prefix}/{link}"),
+                target,
+                writer: match generator {
+                    Some(name) => format!("generator {name} writes {prefix}/{path}"),
+                    None => format!("seams.lock records {prefix}/{path}"),
+                },
+            },
+            None => GenerateError::Io {
+                path: project.output_path().join(path),
+                source,
+            },
+        }
+    }
 }

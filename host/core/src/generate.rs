@@ -149,34 +149,6 @@ pub(crate) type OpenFs<'a> = dyn FnMut(&Project) -> Result<Box<dyn ProjectFs>, G
 
 /// [`generate`], applying the plan to the file system `open_fs` gives
 /// (called only when there is something to write).
-/// Why an output could not be read to be compared: a symlink planted on
-/// its way is named with the generator that writes there (a cloned
-/// project's `out/app.py -> ~/.ssh/id_rsa`); any other error as it is.
-/// `generator` names who writes `path` (output-relative), when known.
-pub(crate) fn unreadable(
-    project: &Project,
-    out: &OutputDir,
-    path: &str,
-    generator: Option<&str>,
-    source: std::io::Error,
-) -> GenerateError {
-    let prefix = posix(&project.output_dir);
-    match out.link_on_the_way(path) {
-        Some((link, target)) => GenerateError::PlantedLink {
-            link: format!("{prefix}/{link}"),
-            target,
-            writer: match generator {
-                Some(name) => format!("generator {name} writes {prefix}/{path}"),
-                None => format!("seams.lock records {prefix}/{path}"),
-            },
-        },
-        None => GenerateError::Io {
-            path: project.output_path().join(path),
-            source,
-        },
-    }
-}
-
 /// The generator that writes `path` (output-relative) in `generation`.
 pub(crate) fn writer_of<'a>(generation: &'a Generation, path: &str) -> Option<&'a str> {
     generation
@@ -316,7 +288,7 @@ pub(crate) fn generate_on(
             .hashes(generated.keys().chain(locked_files.keys()))
             .map_err(|(path, source)| {
                 let writer = writer_of(&generation, &path);
-                unreadable(project, out, &path, writer, source)
+                GenerateError::unreadable(project, out, &path, writer, source)
             })?,
         None => Default::default(),
     };

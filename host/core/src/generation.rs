@@ -185,7 +185,7 @@ pub(crate) fn load_components(project: &Project, runtime: &Runtime, stamp: &Stam
                     isolated(source, || {
                         component
                             .as_ref()
-                            .map_err(clone_error)
+                            .map_err(GeneratorError::clone)
                             .and_then(|component| load_bytes(runtime, source, component))
                     })
                 })
@@ -314,7 +314,9 @@ pub(crate) fn run_reporting_progress(
                 source.clone(),
                 GeneratorError {
                     generator: source.to_string(),
-                    kind: GeneratorErrorKind::Protocol(why.clone()),
+                    kind: GeneratorErrorKind::Clash {
+                        reason: why.clone(),
+                    },
                 },
             ));
             continue;
@@ -344,13 +346,6 @@ fn isolated<T>(
             kind: GeneratorErrorKind::from_panic(&*payload),
         })
     })
-}
-
-fn clone_error(e: &GeneratorError) -> GeneratorError {
-    GeneratorError {
-        generator: e.generator.clone(),
-        kind: GeneratorErrorKind::Protocol(e.kind.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use seams_model::{Model, ModelError, sha256_hex};
-use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime};
+use seams_runtime::{GeneratorError, GeneratorErrorKind, LoadedGenerator, Runtime, SourceError};
 
 use crate::audit::locked_path;
 use crate::error::GenerateError;
-use crate::journal::{JOURNAL_FILE, Journal, JournalModel, ModelEdit};
+use crate::journal::{Journal, JournalModel, ModelEdit};
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
 use crate::output_dir::{Found, OutputDir};
-use crate::project::{GeneratorSource, MANIFEST, Project, posix};
+use crate::project::{GeneratorSource, JOURNAL_FILE, MANIFEST, Project, posix};
 use crate::stat_cache::{FileStat, StatCache};
 use seams_registry::{Fetched, Pin, Reference, Registry, RegistryError};
 
@@ -29,9 +29,9 @@ fn component_bytes(
     source: &GeneratorSource,
     pin: Option<&LockedOci>,
 ) -> Result<ComponentBytes, GeneratorError> {
-    let fail = |message: String| GeneratorError {
+    let fail = |kind: GeneratorErrorKind| GeneratorError {
         generator: source.to_string(),
-        kind: GeneratorErrorKind::Protocol(message),
+        kind,
     };
     let bytes = match source {
         GeneratorSource::Builtin(name) => {
@@ -45,16 +45,27 @@ fn component_bytes(
         }
         GeneratorSource::Wasm { path, .. } => std::fs::read(project.root.join(path))
             .map(Cow::Owned)
-            .map_err(|e| fail(format!("cannot read the component: {e}")))?,
+            .map_err(|e| {
+                fail(
+                    SourceError::Unreadable {
+                        path: path.display().to_string(),
+                        message: e.to_string(),
+                    }
+                    .into(),
+                )
+            })?,
         GeneratorSource::Oci(reference) => {
             let registry = project.registry.as_ref().ok_or_else(|| {
-                fail("no registry client is set up for this project (a bug in the caller)".into())
+                fail(GeneratorErrorKind::Internal(
+                    "no registry client is set up for this project (a bug in the caller)".into(),
+                ))
             })?;
             let pin = pin.map(|p| Pin {
                 manifest: p.manifest_digest.clone(),
                 layer: p.layer_digest.clone(),
             });
-            let fetched = fetch(registry, reference, pin).map_err(|e| fail(e.reason()))?;
+            let fetched = fetch(registry, reference, pin)
+                .map_err(|e| fail(SourceError::Pull { reason: e.reason() }.into()))?;
             let sha256 = sha256_hex(&fetched.component);
             return Ok(ComponentBytes {
                 bytes: Cow::Owned(fetched.component),
@@ -141,10 +152,11 @@ pub(crate) fn load_bytes(
     {
         return Err(GeneratorError {
             generator: label,
-            kind: GeneratorErrorKind::Protocol(format!(
-                "the component's sha256 is {}, but seams.toml pins {pinned}; check where the file came from, then update sha256",
-                loaded.sha256()
-            )),
+            kind: SourceError::Pinned {
+                found: loaded.sha256().to_owned(),
+                pinned: pinned.clone(),
+            }
+            .into(),
         });
     }
     Ok(loaded)
@@ -649,7 +661,7 @@ pub(crate) fn up_to_date(
     )
     .map_err(|(i, source)| {
         let writer = Some(lock.outputs[i].generator.as_str());
-        crate::generate::unreadable(project, out, &paths[i], writer, source)
+        GenerateError::unreadable(project, out, &paths[i], writer, source)
     })?;
     if let Some(cache) = cache
         && matched.all

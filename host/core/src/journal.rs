@@ -17,16 +17,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::apply::parent_dir;
 use crate::audit::locked_path;
 use crate::error::GenerateError;
 use crate::lock::{LOCK_VERSION, Lock, LockError, LockedOutput};
 use crate::output_dir::OutputDir;
-use crate::project::{Project, posix};
+use crate::output_dir::parent_dir;
+use crate::project::{JOURNAL_FILE, Project, posix};
 use seams_model::sha256_hex;
-
-/// The journal's file name, in the project directory.
-pub const JOURNAL_FILE: &str = "seams.journal";
 
 /// The journal format's version: 3 adds the model file a write-back
 /// rewrites with its outputs.

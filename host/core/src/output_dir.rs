@@ -643,6 +643,11 @@ impl Drop for Staged {
     }
 }
 
+/// The directory of an output path, `""` for the output directory itself.
+pub(crate) fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

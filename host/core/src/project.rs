@@ -16,6 +16,9 @@ use crate::confinement::{Reach, leads_outside};
 /// The manifest's file name.
 pub const MANIFEST: &str = "seams.toml";
 
+/// The journal's file name, in the project directory.
+pub const JOURNAL_FILE: &str = "seams.journal";
+
 /// Why `seams.toml` could not be used. Names the file, and the line and key
 /// where there is one.
 #[derive(Debug, thiserror::Error)]
@@ -270,7 +273,7 @@ impl Project {
         let mut paths: Vec<(&'static str, PathBuf)> = vec![
             ("the output directory", self.output_path()),
             ("the lock", self.root.join(crate::lock::LOCK_FILE)),
-            ("the journal", self.root.join(crate::journal::JOURNAL_FILE)),
+            ("the journal", self.root.join(JOURNAL_FILE)),
             ("the directory", self.root.join(".seams")),
         ];
         paths.extend(

@@ -15,7 +15,7 @@ use oxigraph::model::{
 };
 
 use crate::Model;
-use crate::vocabulary::Finding;
+use crate::finding::Finding;
 
 const SH: &str = "http://www.w3.org/ns/shacl#";
 

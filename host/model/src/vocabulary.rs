@@ -5,13 +5,13 @@
 //! output that silently lacks a page.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use oxigraph::io::{RdfFormat, RdfParser};
 use oxigraph::model::{GraphName, NamedOrBlankNode as Subject, Quad, Term};
 
 use crate::Model;
+use crate::finding::Finding;
 
 /// A vocabulary as a generator declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,28 +42,6 @@ pub struct VocabularyError {
     pub namespace: String,
     /// What is wrong, with the line when it is a syntax error.
     pub message: String,
-}
-
-/// Something the model does that a vocabulary does not allow.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    /// The IRI the finding is about, to find it in the model files.
-    pub term: String,
-    /// What is wrong, with terms written as the model's prefixes write
-    /// them.
-    pub message: String,
-    /// The model file and 1-based line where the term is first written,
-    /// when it can be found.
-    pub at: Option<(PathBuf, usize)>,
-}
-
-impl std::fmt::Display for Finding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.at {
-            Some((file, line)) => write!(f, "{}:{line}: {}", file.display(), self.message),
-            None => f.write_str(&self.message),
-        }
-    }
 }
 
 /// The most findings a check reports: past a few, the rest are more of

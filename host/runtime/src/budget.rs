@@ -31,6 +31,10 @@ use std::time::{Duration, Instant};
 
 use crate::limits::HOST_STACK_BYTES;
 
+/// How long past its deadline a run may take to stop before it is given
+/// up (documented in the book's sandbox chapter).
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
+
 /// How many allocations pass between two looks at the clock.
 const CLOCK_EVERY: u32 = 256;
 
@@ -161,7 +165,7 @@ pub fn capped<R: Send + 'static>(
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => match budget.stopped() {
                 Some(Stop::Memory) => return Err(memory),
                 Some(Stop::Deadline) => return Err(time),
-                None if Instant::now() >= deadline + crate::runtime::GRACE => return Err(time),
+                None if Instant::now() >= deadline + GRACE => return Err(time),
                 None => {}
             },
         }

@@ -5,11 +5,10 @@
 
 use std::time::Duration;
 
-use wasmtime::component::{HasSelf, Linker, Resource};
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
+use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p2::bindings::clocks::monotonic_clock;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
-
-use crate::sandbox::Sandbox;
 
 /// Clocks that always say the same: the Unix epoch, and zero.
 pub(crate) struct FixedClock;
@@ -40,7 +39,18 @@ impl Pollable for Elapsed {
     async fn ready(&mut self) {}
 }
 
-impl monotonic_clock::Host for Sandbox {
+/// The fixed monotonic clock's host side, over the resource table of any
+/// store that gives WASI's view: its timers live there.
+pub(crate) struct Timers<'a>(&'a mut ResourceTable);
+
+/// What the linker hands [`Timers`]: a borrow of the store's table.
+struct HasTimers;
+
+impl HasData for HasTimers {
+    type Data<'a> = Timers<'a>;
+}
+
+impl monotonic_clock::Host for Timers<'_> {
     fn now(&mut self) -> wasmtime::Result<monotonic_clock::Instant> {
         Ok(wasmtime_wasi::HostMonotonicClock::now(&FixedClock))
     }
@@ -64,19 +74,18 @@ impl monotonic_clock::Host for Sandbox {
     }
 }
 
-impl Sandbox {
+impl Timers<'_> {
     fn elapsed_timer(&mut self) -> wasmtime::Result<Resource<DynPollable>> {
-        let table = wasmtime_wasi::WasiView::ctx(self).table;
-        let timer = table.push(Elapsed)?;
-        subscribe(table, timer)
+        let timer = self.0.push(Elapsed)?;
+        subscribe(self.0, timer)
     }
 }
 
 /// Replaces WASI's monotonic clock (added by `wasmtime_wasi`) with the
 /// fixed one whose timers are always ready.
-pub(crate) fn add_to_linker(linker: &mut Linker<Sandbox>) -> wasmtime::Result<()> {
+pub(crate) fn add_to_linker<T: WasiView + 'static>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let added = monotonic_clock::add_to_linker::<Sandbox, HasSelf<Sandbox>>(linker, |s| s);
+    let added = monotonic_clock::add_to_linker::<T, HasTimers>(linker, |t| Timers(t.ctx().table));
     linker.allow_shadowing(false);
     added
 }

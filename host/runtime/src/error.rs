@@ -5,11 +5,12 @@
 use seams_model::input_text::escape_line;
 use seams_templates::TemplateError;
 
-use crate::protocol::PROTOCOL_VERSION;
+use crate::meta::MetaError;
+use crate::versions::PROTOCOL_VERSION;
 
 /// Why a generator failed. Always names the generator; a limit names the
 /// `[sandbox]` key that raises it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("generator {generator}: {kind}")]
 pub struct GeneratorError {
     /// The generator: its built-in name or `.wasm` path.
@@ -19,7 +20,7 @@ pub struct GeneratorError {
 }
 
 /// What went wrong in a generator.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum GeneratorErrorKind {
     /// Not WebAssembly at all.
@@ -49,11 +50,17 @@ pub enum GeneratorErrorKind {
         exports: String,
     },
     /// The component needs something the sandbox does not give.
-    #[error("cannot be instantiated in the sandbox: {0}")]
-    Link(String),
+    #[error("cannot be instantiated in the sandbox: {message}")]
+    Link {
+        /// The engine's account of the missing import.
+        message: String,
+    },
     /// Compilation failed.
-    #[error("failed to compile: {0}")]
-    Compile(String),
+    #[error("failed to compile: {message}")]
+    Compile {
+        /// The engine's account of why.
+        message: String,
+    },
     /// Fuel ran out.
     #[error(
         "ran out of fuel (limit {limit}); raise [sandbox] fuel in seams.toml if the generator is not stuck"
@@ -145,7 +152,7 @@ pub enum GeneratorErrorKind {
     },
     /// `meta` returned something unusable.
     #[error("meta is invalid: {0}")]
-    Meta(String),
+    Meta(#[from] MetaError),
     /// The model does not follow a vocabulary the generator reads (see its
     /// `meta`), so it was not run.
     #[error(
@@ -156,9 +163,24 @@ pub enum GeneratorErrorKind {
     /// A template failed to parse or render.
     #[error("{0}")]
     Template(TemplateError),
-    /// Anything the protocol forbids, e.g. a duplicate path.
+    /// Anything the protocol forbids, e.g. a trace naming a file render
+    /// did not return.
     #[error("{0}")]
-    Protocol(String),
+    Protocol(#[from] ProtocolError),
+    /// The component could not be had: its file unreadable, its pull
+    /// refused, or its bytes not the ones `seams.toml` pins.
+    #[error("{0}")]
+    Source(#[from] SourceError),
+    /// It clashes with another generator of the project (a name or an
+    /// output path both claim): it was not run.
+    #[error("{reason}")]
+    Clash {
+        /// What both claim, and who the other is.
+        reason: String,
+    },
+    /// The engine could not be set up for it.
+    #[error("{0}")]
+    Engine(RuntimeError),
     /// seams itself failed while running the generator (a bug in seams):
     /// this generator fails, the others carry on.
     #[error(
@@ -204,10 +226,165 @@ impl From<TemplateError> for GeneratorErrorKind {
     }
 }
 
+/// What a generator returned that the protocol forbids. Paths and IRIs
+/// are the generator's text, shown quoted or escaped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// `extract` returned text that is not JSON.
+    #[error("extract returned a view model that is not JSON: {message}")]
+    ViewNotJson {
+        /// The JSON parser's account.
+        message: String,
+    },
+    /// A file's rendered body is a handle the host did not hand out.
+    #[error("render returned {path:?} with a rendered body the host does not know: {message}")]
+    UnknownBody {
+        /// The file.
+        path: String,
+        /// Why the handle is unknown.
+        message: String,
+    },
+    /// `trace` or `sources` names a file `render` did not return.
+    #[error("{export} names {path:?}, which render did not return")]
+    NotRendered {
+        /// `trace` or `sources`.
+        export: &'static str,
+        /// The file named.
+        path: String,
+    },
+    /// `trace` names a file whose body the host rendered (and traces).
+    #[error("trace names {path:?}, whose body the host rendered and traces itself")]
+    TracedByHost {
+        /// The file.
+        path: String,
+    },
+    /// `trace` names the same file twice.
+    #[error("trace names {path:?} twice")]
+    TracedTwice {
+        /// The file.
+        path: String,
+    },
+    /// A trace whose lines do not fit the file's text.
+    #[error("trace of {path:?} is refused: {reason}")]
+    TraceRefused {
+        /// The file.
+        path: String,
+        /// What does not fit.
+        reason: String,
+    },
+    /// A trace line names an origin that is no line of the generator's
+    /// templates.
+    #[error(
+        "the trace of {path:?} line {line} names the origin {origin}, which is not a line of one of its templates"
+    )]
+    UnknownOrigin {
+        /// The file.
+        path: String,
+        /// Its line.
+        line: usize,
+        /// The origin named, made one safe line.
+        origin: String,
+    },
+    /// A trace or the sources cite an IRI the model does not mention.
+    #[error(
+        "{} names {term}, which the model does not mention; cite IRIs of the model",
+        citing_text(path, *line, *in_trace)
+    )]
+    UnknownTerm {
+        /// The file.
+        path: String,
+        /// The trace line, when a line cites it.
+        line: Option<usize>,
+        /// Whether a trace cites it (else the `sources` export does).
+        in_trace: bool,
+        /// The IRI, made one safe line.
+        term: String,
+    },
+    /// `render` returned the same path twice.
+    #[error("returned the path {path:?} twice")]
+    PathTwice {
+        /// The path.
+        path: String,
+    },
+    /// `render` returned a path as a file and another inside it.
+    #[error("returned {file:?} as a file and {path:?} inside it")]
+    PathInsideFile {
+        /// The path returned as a file.
+        file: String,
+        /// The path inside it.
+        path: String,
+    },
+    /// A run that cites more distinct IRIs than the host can number.
+    #[error("the run cites more than {limit} distinct IRIs")]
+    TooManyTerms {
+        /// The most it may.
+        limit: u32,
+    },
+    /// A rendered handle the host cannot trace.
+    #[error("render {handle} cannot be traced")]
+    Untraceable {
+        /// The handle.
+        handle: u32,
+    },
+}
+
+/// Where a cited IRI was found, for [`ProtocolError::UnknownTerm`].
+fn citing_text(path: &str, line: Option<usize>, in_trace: bool) -> String {
+    match (line, in_trace) {
+        (Some(n), _) => format!("the trace of {path:?} line {n}"),
+        (None, true) => format!("the trace of {path:?}"),
+        (None, false) => format!("the sources of {path:?}"),
+    }
+}
+
+/// Why a generator's component could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// Its `.wasm` file cannot be read.
+    #[error("cannot read the component: {message}")]
+    Unreadable {
+        /// The file.
+        path: String,
+        /// The system's error.
+        message: String,
+    },
+    /// The registry refused it or could not be reached.
+    #[error("{reason}")]
+    Pull {
+        /// The registry client's account, naming the reference.
+        reason: String,
+    },
+    /// Its bytes are not the ones `seams.toml` pins.
+    #[error(
+        "the component's sha256 is {found}, but seams.toml pins {pinned}; check where the file came from, then update sha256"
+    )]
+    Pinned {
+        /// The sha256 of the bytes read.
+        found: String,
+        /// The sha256 `seams.toml` pins.
+        pinned: String,
+    },
+}
+
 /// The engine could not be set up.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot set up the WebAssembly engine: {0}")]
-pub struct RuntimeError(pub(crate) String);
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// wasmtime refused the configuration.
+    #[error("cannot set up the WebAssembly engine: {message}")]
+    Engine {
+        /// wasmtime's account.
+        message: String,
+    },
+    /// The thread that ticks the runs' deadlines could not start.
+    #[error("cannot start the thread that ticks the deadlines: {message}")]
+    Ticker {
+        /// The system's error.
+        message: String,
+    },
+}
 
 /// Findings, one per indented line, and a note when there may be more.
 fn findings_text(findings: &[seams_model::Finding]) -> String {

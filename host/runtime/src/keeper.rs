@@ -450,7 +450,8 @@ mod tests {
             beside: false,
             budget: Budget::new(1 << 30, Instant::now() + Duration::from_secs(600)),
         };
-        let failure = GeneratorErrorKind::Protocol("render 0 cannot be traced".to_owned());
+        let failure =
+            GeneratorErrorKind::Protocol(crate::error::ProtocolError::Untraceable { handle: 0 });
         report
             .send(Done {
                 number: 0,

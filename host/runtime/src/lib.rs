@@ -44,6 +44,7 @@ mod error;
 mod flush;
 mod keeper;
 mod limits;
+mod linked;
 mod meta;
 mod output_path;
 mod protocol;
@@ -54,6 +55,7 @@ mod since_v0_1_0;
 mod since_v0_2_0;
 mod sink;
 mod terms;
+mod versions;
 
 /// The runtime's own tests run as the `seams` binary does: with the
 /// accounting allocator.
@@ -63,13 +65,14 @@ static ALLOCATOR: Accounting = Accounting;
 
 pub use budget::{Accounting, Exceeded, capped};
 pub use cache::{evict, private, private_dir};
-pub use error::{GeneratorError, GeneratorErrorKind, RuntimeError};
+pub use error::{GeneratorError, GeneratorErrorKind, ProtocolError, RuntimeError, SourceError};
 pub use limits::Limits;
+pub use meta::MetaError;
 pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
 pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
-pub use protocol::{PROTOCOL_VERSION, PROTOCOL_VERSIONS};
 pub use runtime::{GeneratorRun, LoadedGenerator, Output, Runtime, Stored};
 pub use sink::{Blob, HOLD_BYTES, SMALL_BLOB, Sink};
+pub use versions::{PROTOCOL_VERSION, PROTOCOL_VERSIONS};
 
 /// Hooks for seams' own tests and benchmarks; not part of the stable API.
 #[doc(hidden)]

@@ -38,39 +38,41 @@ impl Meta {
         syntax: Syntax,
         templates: Vec<(String, String)>,
         vocabularies: Vec<Vocabulary>,
-    ) -> Result<Meta, String> {
+    ) -> Result<Meta, MetaError> {
         if !is_generator_name(&name) {
-            return Err(format!("name {name:?} must be {GENERATOR_NAME_RULE}"));
+            return Err(MetaError::Name { name });
         }
         if version.is_empty() || version.len() > 64 || version.chars().any(char::is_control) {
-            return Err(format!(
-                "version {version:?} must be a short version string such as 0.1.0"
-            ));
+            return Err(MetaError::Version { version });
         }
         let mut names = std::collections::BTreeSet::new();
         for (name, _) in &templates {
             if !names.insert(name.as_str()) {
-                return Err(format!("template {name:?} is listed twice"));
+                return Err(MetaError::TemplateTwice {
+                    template: name.clone(),
+                });
             }
         }
         if vocabularies.len() > MAX_VOCABULARIES {
-            return Err(format!(
-                "it declares {} vocabularies, more than {MAX_VOCABULARIES}",
-                vocabularies.len()
-            ));
+            return Err(MetaError::TooManyVocabularies {
+                count: vocabularies.len(),
+                limit: MAX_VOCABULARIES,
+            });
         }
         for v in &vocabularies {
             let shown = seams_model::input_text::echo(&v.namespace);
             if !seams_model::is_namespace(&v.namespace) {
-                return Err(format!(
-                    "vocabulary namespace {shown} is not an absolute IRI ending in '#' or '/'"
-                ));
+                return Err(MetaError::Namespace {
+                    namespace: shown.clone(),
+                });
             }
             let longest = v.terms.len().max(v.shapes.as_ref().map_or(0, String::len));
             if longest > MAX_VOCABULARY_BYTES {
-                return Err(format!(
-                    "vocabulary {shown} has {longest} bytes of terms or shapes, more than {MAX_VOCABULARY_BYTES}"
-                ));
+                return Err(MetaError::VocabularyTooLarge {
+                    namespace: shown.clone(),
+                    bytes: longest,
+                    limit: MAX_VOCABULARY_BYTES,
+                });
             }
         }
         Ok(Meta {
@@ -96,4 +98,56 @@ pub fn is_generator_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// What a generator's `meta` gave that seams cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetaError {
+    /// The name breaks the generator-name rule.
+    #[error("name {name:?} must be {GENERATOR_NAME_RULE}")]
+    Name {
+        /// The name given.
+        name: String,
+    },
+    /// The version is empty, long or holds control characters.
+    #[error("version {version:?} must be a short version string such as 0.1.0")]
+    Version {
+        /// The version given.
+        version: String,
+    },
+    /// Two templates of the same name.
+    #[error("template {template:?} is listed twice")]
+    TemplateTwice {
+        /// The name listed twice.
+        template: String,
+    },
+    /// More vocabularies than a generator may declare.
+    #[error("it declares {count} vocabularies, more than {limit}")]
+    TooManyVocabularies {
+        /// How many it declares.
+        count: usize,
+        /// The most it may.
+        limit: usize,
+    },
+    /// A vocabulary namespace that is not an absolute IRI ending in `#`
+    /// or `/`.
+    #[error("vocabulary namespace {namespace} is not an absolute IRI ending in '#' or '/'")]
+    Namespace {
+        /// The namespace, made one safe line.
+        namespace: String,
+    },
+    /// A vocabulary whose terms or shapes are too large.
+    #[error("vocabulary {namespace} has {bytes} bytes of terms or shapes, more than {limit}")]
+    VocabularyTooLarge {
+        /// The namespace, made one safe line.
+        namespace: String,
+        /// Its terms' or shapes' size.
+        bytes: usize,
+        /// The most allowed.
+        limit: usize,
+    },
+    /// A vocabulary's terms or shapes do not parse.
+    #[error("{0}")]
+    Vocabulary(#[from] seams_model::VocabularyError),
 }

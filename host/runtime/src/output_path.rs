@@ -2,6 +2,8 @@
 //! output directory on every platform, and not to take a name the host
 //! reserves for itself.
 
+use crate::error::ProtocolError;
+
 /// The name prefix of seams's temporary files. No output may use it.
 pub const TEMP_PREFIX: &str = ".seams-tmp-";
 
@@ -117,11 +119,13 @@ fn is_device_name(segment: &str) -> bool {
 /// # Errors
 ///
 /// The first clash, naming both paths.
-pub fn check_distinct<'a>(sorted: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+pub fn check_distinct<'a>(sorted: impl IntoIterator<Item = &'a str>) -> Result<(), ProtocolError> {
     let paths: Vec<&str> = sorted.into_iter().collect();
     for pair in paths.windows(2) {
         if pair[0] == pair[1] {
-            return Err(format!("returned the path {:?} twice", pair[0]));
+            return Err(ProtocolError::PathTwice {
+                path: pair[0].to_owned(),
+            });
         }
     }
     let set: std::collections::BTreeSet<&str> = paths.iter().copied().collect();
@@ -129,9 +133,10 @@ pub fn check_distinct<'a>(sorted: impl IntoIterator<Item = &'a str>) -> Result<(
         let mut prefix = *path;
         while let Some((parent, _)) = prefix.rsplit_once('/') {
             if set.contains(parent) {
-                return Err(format!(
-                    "returned {parent:?} as a file and {path:?} inside it"
-                ));
+                return Err(ProtocolError::PathInsideFile {
+                    file: parent.to_owned(),
+                    path: (*path).to_owned(),
+                });
             }
             prefix = parent;
         }
@@ -195,12 +200,12 @@ mod tests {
 
     #[test]
     fn clashing_paths_are_named() {
-        assert!(check_distinct(["a", "a"]).unwrap_err().contains("twice"));
-        assert!(
-            check_distinct(["a", "a/b"])
-                .unwrap_err()
-                .contains("\"a\" as a file")
+        assert_eq!(
+            check_distinct(["a", "a"]),
+            Err(ProtocolError::PathTwice { path: "a".into() })
         );
+        let inside = check_distinct(["a", "a/b"]).unwrap_err();
+        assert!(inside.to_string().contains("\"a\" as a file"), "{inside}");
         assert!(check_distinct(["a/b", "a/c", "b"]).is_ok());
     }
 }

@@ -1,105 +1,14 @@
-//! The protocol versions this host speaks: one bindings module per version
-//! (`since_v0_1_0`, `since_v0_2_0`), each frozen in `wit/since_vX.Y.Z/`,
-//! and the version-neutral calls the runtime makes through them.
+//! The version-neutral calls the runtime makes on a generator ([`Exports`]),
+//! and the macro that makes each version's bindings (`since_v0_1_0`,
+//! `since_v0_2_0`, from `wit/since_vX.Y.Z/`) speak them.
 
-use wasmtime::component::{Component, Resource};
-use wasmtime::{Engine, Store};
+use wasmtime::Store;
+use wasmtime::component::Resource;
 
 use seams_templates::Rendered;
 
-use crate::error::GeneratorErrorKind;
-use crate::meta::Meta;
+use crate::meta::{Meta, MetaError};
 use crate::sandbox::Sandbox;
-
-/// `seams:generator@0.1.0`, spoken by `since_v0_1_0`.
-pub(crate) const V0_1_0: &str = "0.1.0";
-
-/// `seams:generator@0.2.0`, spoken by `since_v0_2_0`: adds the
-/// vocabularies a generator reads to its meta.
-pub(crate) const V0_2_0: &str = "0.2.0";
-
-/// The newest protocol version this host speaks: what the SDK builds.
-pub const PROTOCOL_VERSION: &str = V0_2_0;
-
-/// Every version this host speaks, oldest first, as errors list them.
-pub const PROTOCOL_VERSIONS: &str = "0.1.0 and 0.2.0";
-
-const EXPORT_PREFIX: &str = "seams:generator/generator-api@";
-
-/// A component linked for the version it targets, ready to instantiate.
-#[derive(Clone)]
-pub(crate) enum Pre {
-    V0_1(crate::since_v0_1_0::GeneratorPre<Sandbox>),
-    V0_2(crate::since_v0_2_0::GeneratorPre<Sandbox>),
-}
-
-impl Pre {
-    /// Links `component` for the protocol version it exports.
-    pub(crate) fn new(
-        engine: &Engine,
-        linker: &wasmtime::component::Linker<Sandbox>,
-        component: &Component,
-    ) -> Result<Pre, GeneratorErrorKind> {
-        let version = version_of(engine, component)?;
-        let link = |e: wasmtime::Error| GeneratorErrorKind::Link(format!("{e:#}"));
-        let pre = linker.instantiate_pre(component).map_err(link)?;
-        Ok(match version {
-            V0_1_0 => Pre::V0_1(crate::since_v0_1_0::GeneratorPre::new(pre).map_err(link)?),
-            _ => Pre::V0_2(crate::since_v0_2_0::GeneratorPre::new(pre).map_err(link)?),
-        })
-    }
-
-    /// The protocol version the component targets.
-    pub(crate) fn version(&self) -> &'static str {
-        match self {
-            Pre::V0_1(_) => V0_1_0,
-            Pre::V0_2(_) => V0_2_0,
-        }
-    }
-
-    pub(crate) fn component(&self) -> &Component {
-        match self {
-            Pre::V0_1(pre) => pre.instance_pre().component(),
-            Pre::V0_2(pre) => pre.instance_pre().component(),
-        }
-    }
-
-    pub(crate) fn instantiate(
-        &self,
-        store: &mut Store<Sandbox>,
-    ) -> wasmtime::Result<Box<dyn Exports>> {
-        Ok(match self {
-            Pre::V0_1(pre) => Box::new(pre.instantiate(store)?),
-            Pre::V0_2(pre) => Box::new(pre.instantiate(store)?),
-        })
-    }
-}
-
-/// The version a component targets, or why it is not a generator this
-/// host runs.
-fn version_of(engine: &Engine, component: &Component) -> Result<&'static str, GeneratorErrorKind> {
-    let exports: Vec<String> = component
-        .component_type()
-        .exports(engine)
-        .map(|(name, _)| name.to_owned())
-        .collect();
-    let Some(found) = exports.iter().find_map(|e| e.strip_prefix(EXPORT_PREFIX)) else {
-        return Err(GeneratorErrorKind::NotAGenerator {
-            exports: if exports.is_empty() {
-                "nothing".to_owned()
-            } else {
-                exports.join(", ")
-            },
-        });
-    };
-    [V0_1_0, V0_2_0]
-        .into_iter()
-        .find(|v| *v == found)
-        .ok_or_else(|| GeneratorErrorKind::UnsupportedVersion {
-            found: found.to_owned(),
-            supported: PROTOCOL_VERSIONS,
-        })
-}
 
 /// A file `render` returned.
 pub(crate) struct File {
@@ -139,7 +48,7 @@ pub(crate) type Called<T> = wasmtime::Result<Result<T, String>>;
 /// The exports of an instance, whatever its version.
 pub(crate) trait Exports {
     /// `meta`, checked: the error says what is wrong with it.
-    fn meta(&self, store: &mut Store<Sandbox>) -> Called<Meta>;
+    fn meta(&self, store: &mut Store<Sandbox>) -> wasmtime::Result<Result<Meta, MetaError>>;
     fn extract(&self, store: &mut Store<Sandbox>) -> Called<String>;
     fn render(&self, store: &mut Store<Sandbox>, view: &str) -> Called<Vec<File>>;
     fn trace(&self, store: &mut Store<Sandbox>, view: &str) -> Called<Vec<FileTrace>>;
@@ -206,7 +115,10 @@ macro_rules! bindings_for_version {
         }
 
         impl Exports for Generator {
-            fn meta(&self, store: &mut wasmtime::Store<Sandbox>) -> Called<Meta> {
+            fn meta(
+                &self,
+                store: &mut wasmtime::Store<Sandbox>,
+            ) -> wasmtime::Result<Result<Meta, crate::meta::MetaError>> {
                 let api = self.seams_generator_generator_api();
                 Ok(meta_from_wit(api.call_meta(store)?))
             }
@@ -288,7 +200,7 @@ macro_rules! bindings_for_version {
             }
         }
 
-        fn meta_from_wit(mut m: api::Metadata) -> Result<Meta, String> {
+        fn meta_from_wit(mut m: api::Metadata) -> Result<Meta, crate::meta::MetaError> {
             let vocabularies = vocabularies(&mut m);
             Meta::checked(
                 m.name,

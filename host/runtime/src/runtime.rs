@@ -15,21 +15,18 @@ use wasmtime::{Config, Engine, Store, Trap};
 use seams_model::{Model, input_text, sha256_hex};
 use seams_templates::{Rendered, TraceLine, sidecar_tail, sources_of};
 
-use crate::budget::{self, Budget, Stop};
+use crate::budget::{self, Budget, GRACE, Stop};
 use crate::cache;
-use crate::error::{GeneratorError, GeneratorErrorKind, RuntimeError};
+use crate::error::{GeneratorError, GeneratorErrorKind, ProtocolError, RuntimeError};
 use crate::limits::{HOST_STACK_BYTES, Limits};
+use crate::linked::Pre;
 use crate::meta::Meta;
-use crate::protocol::{self, Exports, Pre};
+use crate::protocol::{self, Exports};
 use crate::sandbox::{Kept, Sandbox, Violation};
 use crate::sink::{Blob, Sink};
 
 /// How long between two epoch ticks; the deadline's resolution.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// How long past its deadline a run may take to stop before it is given
-/// up (documented in the README).
-pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
 /// One file a generator returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +87,7 @@ pub struct GeneratorRun {
     /// Files the `trace` or `sources` export named that `render` did not
     /// return. [`Runtime::run`] refuses a run that has any;
     /// [`Runtime::run_reporting`] returns them for `seams test-generator`.
-    pub naming: Vec<String>,
+    pub naming: Vec<ProtocolError>,
     /// The fuel the run spent, its wasm and the host's work for it
     /// together: what `[sandbox] fuel` must allow for this model.
     pub fuel: u64,
@@ -116,7 +113,7 @@ impl GeneratorRun {
 struct Made {
     outputs: Vec<Output>,
     terms: Vec<Arc<str>>,
-    naming: Vec<String>,
+    naming: Vec<ProtocolError>,
     fuel: u64,
     renders_twice: Option<String>,
 }
@@ -176,8 +173,8 @@ fn engine_config(stack_bytes: usize) -> Config {
 /// loads none, and a generate loads components while it parses the model,
 /// so making them there costs nobody time.
 pub struct Runtime {
-    engine: OnceLock<Result<Engine, String>>,
-    linker: OnceLock<Result<Linker<Sandbox>, String>>,
+    engine: OnceLock<Result<Engine, RuntimeError>>,
+    linker: OnceLock<Result<Linker<Sandbox>, RuntimeError>>,
     cache: Option<cache::ComponentCache>,
     ticking: Arc<AtomicBool>,
     work: HostWork,
@@ -235,11 +232,14 @@ impl Runtime {
 
     /// The engine, made once: with the sandbox's settings, its deadlines
     /// ticked by a thread that ends when the runtime is dropped.
-    fn engine(&self) -> Result<&Engine, &str> {
+    fn engine(&self) -> Result<&Engine, &RuntimeError> {
         self.engine
             .get_or_init(|| {
-                let engine =
-                    Engine::new(&engine_config(self.stack_bytes)).map_err(|e| format!("{e:#}"))?;
+                let engine = Engine::new(&engine_config(self.stack_bytes)).map_err(|e| {
+                    RuntimeError::Engine {
+                        message: format!("{e:#}"),
+                    }
+                })?;
                 let weak = engine.weak();
                 let flag = self.ticking.clone();
                 std::thread::Builder::new()
@@ -253,16 +253,17 @@ impl Runtime {
                             }
                         }
                     })
-                    .map_err(|e| format!("the deadlines' thread could not start: {e}"))?;
+                    .map_err(|e| RuntimeError::Ticker {
+                        message: e.to_string(),
+                    })?;
                 Ok(engine)
             })
             .as_ref()
-            .map_err(String::as_str)
     }
 
     /// The linker every component is instantiated with: WASI and the
     /// protocol's imports, made once.
-    fn linker(&self) -> Result<&Linker<Sandbox>, &str> {
+    fn linker(&self) -> Result<&Linker<Sandbox>, &RuntimeError> {
         let engine = self.engine()?;
         self.linker
             .get_or_init(|| {
@@ -272,10 +273,11 @@ impl Runtime {
                     .and_then(|()| crate::since_v0_1_0::add_to_linker(&mut linker))
                     .and_then(|()| crate::since_v0_2_0::add_to_linker(&mut linker))
                     .map(|()| linker)
-                    .map_err(|e| format!("{e:#}"))
+                    .map_err(|e| RuntimeError::Engine {
+                        message: format!("{e:#}"),
+                    })
             })
             .as_ref()
-            .map_err(String::as_str)
     }
 
     /// The names of the interfaces a loaded component imports and exports,
@@ -342,21 +344,17 @@ impl Runtime {
         if bytes[4..8] == [1, 0, 0, 0] {
             return Err(fail(GeneratorErrorKind::CoreModule));
         }
-        let engine = self.engine().map_err(|e| {
-            fail(GeneratorErrorKind::Internal(format!(
-                "the engine could not be set up: {e}"
-            )))
-        })?;
+        let engine = self
+            .engine()
+            .map_err(|e| fail(GeneratorErrorKind::Engine(e.clone())))?;
         let component = match &self.cache {
             Some(cache) => cache.get_or_compile(engine, sha256, bytes),
             None => Component::new(engine, bytes).map_err(|e| format!("{e:#}")),
         }
-        .map_err(|e| fail(GeneratorErrorKind::Compile(e)))?;
-        let linker = self.linker().map_err(|e| {
-            fail(GeneratorErrorKind::Internal(format!(
-                "the host's imports could not be set up: {e}"
-            )))
-        })?;
+        .map_err(|message| fail(GeneratorErrorKind::Compile { message }))?;
+        let linker = self
+            .linker()
+            .map_err(|e| fail(GeneratorErrorKind::Engine(e.clone())))?;
         let pre = Pre::new(engine, linker, &component).map_err(fail)?;
         Ok(LoadedGenerator {
             label: label.to_owned(),
@@ -719,7 +717,7 @@ fn run_steps(
         match check.join() {
             Some(Ok(findings)) if findings.is_empty() => {}
             Some(Ok(findings)) => return Err(GeneratorErrorKind::Model(findings).into()),
-            Some(Err(e)) => return Err(GeneratorErrorKind::Meta(e.to_string()).into()),
+            Some(Err(e)) => return Err(GeneratorErrorKind::Meta(e.into()).into()),
             None => {
                 return Err(GeneratorErrorKind::Internal(
                     "the model check stopped before it finished".to_owned(),
@@ -767,9 +765,9 @@ fn generate_steps(
     settle_fuel(store)?;
     // Checked, not kept: no tree is built.
     if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(&view) {
-        return Err(GeneratorErrorKind::Protocol(format!(
-            "extract returned a view model that is not JSON: {e}"
-        ))
+        return Err(GeneratorErrorKind::from(ProtocolError::ViewNotJson {
+            message: e.to_string(),
+        })
         .into());
     }
 
@@ -800,10 +798,10 @@ fn generate_steps(
             protocol::Body::Rendered(resource) => {
                 let (mut rendered, slot) =
                     store.data_mut().take_rendered(resource).map_err(|e| {
-                        GeneratorErrorKind::Protocol(format!(
-                            "render returned {:?} with a rendered body the host does not know: {e}",
-                            file.path
-                        ))
+                        GeneratorErrorKind::from(ProtocolError::UnknownBody {
+                            path: file.path.clone(),
+                            message: e.to_string(),
+                        })
                     })?;
                 let kept = slot.map(|slot| store.data_mut().kept(slot)).transpose()?;
                 // Traced already: the text moves to the output. Untraced,
@@ -890,17 +888,15 @@ fn generate_steps(
                 continue;
             };
             if output.rendered.is_some() {
-                return Err(GeneratorErrorKind::Protocol(format!(
-                    "trace names {:?}, whose body the host rendered and traces itself",
-                    entry.path
-                ))
+                return Err(GeneratorErrorKind::from(ProtocolError::TracedByHost {
+                    path: entry.path.clone(),
+                })
                 .into());
             }
             if output.trace.is_some() {
-                return Err(GeneratorErrorKind::Protocol(format!(
-                    "trace names {:?} twice",
-                    entry.path
-                ))
+                return Err(GeneratorErrorKind::from(ProtocolError::TracedTwice {
+                    path: entry.path.clone(),
+                })
                 .into());
             }
             let mut lines: Vec<TraceLine> = entry
@@ -914,10 +910,10 @@ fn generate_steps(
                 })
                 .collect();
             seams_templates::check_lines(&output.text, &mut lines).map_err(|why| {
-                GeneratorErrorKind::Protocol(format!(
-                    "trace of {:?} is refused: {why}",
-                    output.path
-                ))
+                GeneratorErrorKind::from(ProtocolError::TraceRefused {
+                    path: output.path.clone(),
+                    reason: why.to_string(),
+                })
             })?;
             check_origins(&line_counts, &output.path, &lines)?;
             output.sources = store.data_mut().intern_all(sources_of(&lines))?;
@@ -1047,11 +1043,12 @@ fn check_origins(
                 }
             });
             if !exists {
-                return Err(GeneratorErrorKind::Protocol(format!(
-                    "the trace of {path:?} line {} names the origin {}, which is not a line of one of its templates",
-                    line.line,
-                    input_text::echo(origin)
-                )));
+                return Err(ProtocolError::UnknownOrigin {
+                    path: path.to_owned(),
+                    line: line.line,
+                    origin: input_text::echo(origin).to_string(),
+                }
+                .into());
             }
         }
     }
@@ -1132,15 +1129,13 @@ fn check_terms(
                 continue;
             }
             if !model.mentions(term) {
-                let what = match line {
-                    Some(n) => format!("the trace of {:?} line {n}", output.path),
-                    None if stored_trace => format!("the trace of {:?}", output.path),
-                    None => format!("the sources of {:?}", output.path),
-                };
-                return Err(GeneratorErrorKind::Protocol(format!(
-                    "{what} names {}, which the model does not mention; cite IRIs of the model",
-                    input_text::echo(term)
-                )));
+                return Err(ProtocolError::UnknownTerm {
+                    path: output.path.clone(),
+                    line,
+                    in_trace: line.is_some() || stored_trace,
+                    term: input_text::echo(term).to_string(),
+                }
+                .into());
             }
             known.insert(term);
         }
@@ -1153,15 +1148,16 @@ fn check_terms(
 fn named<'a>(
     outputs: &'a mut [Output],
     path: &str,
-    export: &str,
-    naming: &mut Vec<String>,
+    export: &'static str,
+    naming: &mut Vec<ProtocolError>,
 ) -> Option<&'a mut Output> {
     match outputs.binary_search_by(|o| o.path.as_str().cmp(path)) {
         Ok(i) => Some(&mut outputs[i]),
         Err(_) => {
-            naming.push(format!(
-                "{export} names {path:?}, which render did not return"
-            ));
+            naming.push(ProtocolError::NotRendered {
+                export,
+                path: path.to_owned(),
+            });
             None
         }
     }
@@ -1250,7 +1246,7 @@ mod tests {
         // lacks: the engine was made for it.
         let empty = runtime.load("g", b"\0asm\x0d\x00\x01\x00").unwrap_err();
         assert!(
-            !matches!(empty.kind, GeneratorErrorKind::Compile(_)),
+            !matches!(empty.kind, GeneratorErrorKind::Compile { .. }),
             "{empty}"
         );
         assert!(matches!(runtime.engine.get(), Some(Ok(_))));

@@ -24,16 +24,10 @@ struct Table {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TableFull;
 
-impl std::fmt::Display for TableFull {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the run cites more than {} distinct IRIs", u32::MAX)
-    }
-}
-
 /// A generator that cites that many IRIs breaks the protocol's bounds.
 impl From<TableFull> for GeneratorErrorKind {
-    fn from(full: TableFull) -> Self {
-        GeneratorErrorKind::Protocol(full.to_string())
+    fn from(_: TableFull) -> Self {
+        GeneratorErrorKind::Protocol(crate::error::ProtocolError::TooManyTerms { limit: u32::MAX })
     }
 }
 
