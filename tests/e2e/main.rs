@@ -18,6 +18,7 @@ mod cloned;
 mod docs;
 mod draft;
 mod example;
+mod house;
 mod init;
 mod input;
 mod inspect;
