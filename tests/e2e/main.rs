@@ -27,6 +27,7 @@ mod lens_laws;
 mod lifecycle;
 mod limits;
 mod protocol;
+mod python;
 mod registry;
 mod sandbox;
 mod serve;

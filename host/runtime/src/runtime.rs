@@ -1197,7 +1197,13 @@ fn classify(
         },
         trap => {
             // A panic prints its message to stderr before the trap.
-            let tail: Vec<&str> = log.iter().rev().take(3).rev().map(String::as_str).collect();
+            let tail: Vec<&str> = log
+                .iter()
+                .rev()
+                .take(12)
+                .rev()
+                .map(String::as_str)
+                .collect();
             let printed = if tail.is_empty() {
                 String::new()
             } else {
