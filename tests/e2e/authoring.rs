@@ -12,19 +12,7 @@ fn project() -> TempProject {
 }
 
 fn new_generator(p: &TempProject, name: &str, reference: &str, text: &str) -> std::path::PathBuf {
-    let reference_path = p.path().join(reference);
-    std::fs::write(&reference_path, text).unwrap();
-    let dir = p.path().join(format!("seams-{name}"));
-    let run = seams(&[
-        "new-generator",
-        name,
-        "--reference",
-        reference_path.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{run:?}");
-    dir
+    new_generator_in(p, "rust", name, reference, text)
 }
 
 fn test_generator(p: &TempProject, dir: &Path) -> seams_tests::Outcome {
@@ -102,6 +90,101 @@ fn the_scaffold_passes_its_test_for_every_type_and_says_where_parsing_does_not_a
             assert!(readme.contains("parses as"), "{readme}");
         }
     }
+}
+
+/// `seams new-generator --language LANGUAGE` on a reference in `p`.
+fn new_generator_in(
+    p: &TempProject,
+    language: &str,
+    name: &str,
+    reference: &str,
+    text: &str,
+) -> std::path::PathBuf {
+    let reference_path = p.path().join(reference);
+    std::fs::write(&reference_path, text).unwrap();
+    let dir = p.path().join(format!("seams-{name}"));
+    let run = seams(&[
+        "new-generator",
+        name,
+        "--reference",
+        reference_path.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--language",
+        language,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    dir
+}
+
+#[test]
+fn the_python_and_js_scaffolds_pass_their_test_as_written_and_a_broken_one_names_its_file() {
+    let p = project();
+    for (language, entry, extract, module) in [
+        (
+            "python",
+            "generator.py",
+            "extract.py",
+            "seams_sdk/__init__.py",
+        ),
+        ("js", "generator.js", "extract.js", "seams-sdk/index.js"),
+    ] {
+        let dir = new_generator_in(
+            &p,
+            language,
+            &format!("page-{language}"),
+            "page.html",
+            "<!DOCTYPE html>\n<html>\n<body>\n  <p>{{ vue }}</p>\n</body>\n</html>\n",
+        );
+        for file in [
+            entry,
+            extract,
+            module,
+            "README.md",
+            "templates/page.html",
+            "tests/golden/page.html",
+        ] {
+            assert!(dir.join(file).is_file(), "{language}: {file}");
+        }
+        assert!(!dir.join("Cargo.toml").exists(), "{language}");
+        let run = test_generator(&p, &dir);
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        assert_eq!(run.stdout, ALL_OK, "{language}");
+
+        // A syntax error in the extract step: the build fails, naming the
+        // package's file (not the build's copy of it).
+        std::fs::write(dir.join(extract), "this is not ( code\n").unwrap();
+        let run = test_generator(&p, &dir);
+        assert_eq!(run.code, 1, "{language}: {run:?}");
+        assert!(run.stderr.contains("failed"), "{language}: {}", run.stderr);
+        assert!(run.stderr.contains(extract), "{language}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("/packages/"),
+            "{language}: {}",
+            run.stderr
+        );
+    }
+    // The SDK's registry copy is a Rust matter.
+    std::fs::write(p.path().join("x.html"), "<p>x</p>\n").unwrap();
+    let run = seams(&[
+        "new-generator",
+        "x",
+        "--reference",
+        p.path().join("x.html").to_str().unwrap(),
+        "--out",
+        p.path().join("x").to_str().unwrap(),
+        "--language",
+        "js",
+        "--sdk",
+        "registry",
+    ]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("--sdk registry is for Rust packages"),
+        "{}",
+        run.stderr
+    );
+    assert!(!p.path().join("x").exists());
 }
 
 #[test]

@@ -197,48 +197,28 @@ pub fn sha256_of(path: &Path) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The Python generator in `tests/fixtures/python/NAME`, made a component
-/// with the SDK in `sdk/python` by componentize-py from the tests' virtual
-/// environment (`tests/run` installs it in `$SEAMS_PYTHON`'s), once per
-/// test process: the path of its `.wasm`.
-pub fn python_component(name: &str) -> PathBuf {
+/// The generator package in `tests/fixtures/LANGUAGE/NAME` (`python` or
+/// `js`), made a component the way `seams test-generator` makes one (with
+/// the SDK seams carries, by the tool it provisions in the shared build
+/// directory), once per test process: the path of a copy of its `.wasm`.
+pub fn fixture_component(language: &str, name: &str) -> PathBuf {
     static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let key = format!("{language}-{name}");
     let mut built = BUILT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, path)) = built.iter().find(|(n, _)| n == name) {
+    if let Some((_, path)) = built.iter().find(|(k, _)| *k == key) {
         return path.clone();
     }
-    let python = std::env::var_os("SEAMS_PYTHON")
-        .map(PathBuf::from)
-        .expect("SEAMS_PYTHON names the tests' Python; run the tests with tests/run");
-    let componentize = python.with_file_name("componentize-py");
-    let dir = target_dir().join("python-components");
+    let package = repo_root().join("tests/fixtures").join(language).join(name);
+    let build_dir = seams::cli::build_dir().expect("a cache directory for the build");
+    let component = seams_authoring::build_package(&package, &build_dir)
+        .unwrap_or_else(|e| panic!("building {}: {e}", package.display()));
+    let dir = target_dir().join("fixture-components");
     std::fs::create_dir_all(&dir).unwrap();
-    let wasm = dir.join(format!("{name}.wasm"));
-    let root = repo_root();
-    let made = std::process::Command::new(&componentize)
-        .arg("-d")
-        .arg(root.join("sdk/wit/since_v0.2.0"))
-        .args(["-w", "generator", "componentize", "app", "-p"])
-        .arg(root.join("tests/fixtures/python").join(name))
-        .arg("-p")
-        .arg(root.join("sdk/python"))
-        .arg("-o")
-        .arg(&wasm)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "{}: {e}; run the tests with tests/run",
-                componentize.display()
-            )
-        });
-    assert!(
-        made.status.success(),
-        "componentize-py failed on {name}: {}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    built.push((name.to_owned(), wasm.clone()));
+    let wasm = dir.join(format!("{key}.wasm"));
+    std::fs::write(&wasm, &component.bytes).unwrap();
+    built.push((key, wasm.clone()));
     wasm
 }
 

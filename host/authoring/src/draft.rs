@@ -19,8 +19,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::build::{BuildEnv, BuildError};
 use crate::child::Bounds;
-use crate::golden::{BuildEnv, SuiteError, test_built_in};
+use crate::golden::{SuiteError, test_built_in};
+use crate::language::Language;
 use crate::prompt::{PROMPT, REPAIR_PROMPT, TooLarge, build_prompt, fence};
 use crate::provider::Provider;
 use crate::scaffold::{
@@ -415,7 +417,13 @@ fn printed_values(reference: &str, model: &Model) -> Vec<(String, String)> {
 /// The package an answer gives.
 fn assemble(name: &str, reference: &Reference, answer: &Answer) -> Package {
     // Vendored: a draft builds offline, whether or not the SDK is published.
-    let mut package = scaffold(name, reference, Some(&answer.extract), Sdk::Vendored);
+    let mut package = scaffold(
+        name,
+        reference,
+        Some(&answer.extract),
+        Sdk::Vendored,
+        Language::Rust,
+    );
     for (path, text) in &mut package.files {
         if *path == format!("templates/{}", reference.name) {
             *text = answer.template.clone();
@@ -488,7 +496,7 @@ fn accept(
     );
     let report = match built {
         Ok(report) => report,
-        Err(SuiteError::Build { output, .. }) => {
+        Err(SuiteError::Build(BuildError::Failed { output, .. })) => {
             return Err(compiler_errors(&scrub(&output)));
         }
         Err(e) => return Err(vec![cut_lines(&scrub(&e.to_string()), REASON_LINES)]),

@@ -22,7 +22,7 @@ mod suite;
 use seams_model::Model;
 use seams_templates::TraceLine;
 
-pub(crate) use suite::{BuildEnv, test_built_in};
+pub(crate) use suite::test_built_in;
 pub use suite::{
     PROBES, SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses,
     test_generator,

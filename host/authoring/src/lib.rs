@@ -17,17 +17,20 @@
 
 #![deny(missing_docs)]
 
+mod build;
 mod child;
 mod draft;
 mod eval;
 mod extract_rules;
 mod golden;
+mod language;
 mod output_syntax;
 pub mod probe;
 mod prompt;
 pub mod provider;
 mod publish;
 mod scaffold;
+mod toolchain;
 
 /// The readers of what a provider answers, for the fuzz targets
 /// (`fuzz/`): built only under cargo-fuzz's `--cfg fuzzing`.
@@ -44,6 +47,7 @@ pub mod fuzzing {
     }
 }
 
+pub use build::{BuildError, Built, build_package};
 pub use draft::{
     DEFAULT_BUILD_MEMORY_MIB, DEFAULT_BUILD_TIMEOUT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError,
     DraftReport, DraftRequest, draft_generator, draft_prompt,
@@ -53,7 +57,9 @@ pub use golden::{
     PROBES, SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses,
     test_generator,
 };
+pub use language::Language;
 pub use output_syntax::SyntaxProblem;
 pub use prompt::{PROMPT, PROMPT_CAP, REPAIR_PROMPT, TooLarge, build_prompt};
 pub use publish::{PublishError, PublishReport, PublishRequest, publish};
 pub use scaffold::{Package, Reference, ScaffoldError, Sdk, new_generator};
+pub use toolchain::ToolchainError;

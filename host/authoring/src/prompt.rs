@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::language::Language;
 use seams_model::Model;
 
 use crate::scaffold::{Reference, Sdk, scaffold};
@@ -61,7 +62,7 @@ pub struct TooLarge {
 ///
 /// [`TooLarge`] when the reference alone passes the cap.
 pub fn build_prompt(name: &str, reference: &Reference, model: &Model) -> Result<String, TooLarge> {
-    let package = scaffold(name, reference, None, Sdk::Vendored);
+    let package = scaffold(name, reference, None, Sdk::Vendored, Language::Rust);
     let module = package
         .files
         .iter()

@@ -10,48 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::golden::Golden;
+use crate::language::Language;
 use crate::output_syntax::language_of;
-
-/// The SDK a package builds against, vendored into it so that it builds
-/// anywhere, with no path to this machine.
-const SDK_FILES: &[(&str, &str)] = &[
-    (
-        "seams-sdk/src/lib.rs",
-        include_str!("../../../sdk/src/lib.rs"),
-    ),
-    (
-        "seams-sdk/src/decode.rs",
-        include_str!("../../../sdk/src/decode.rs"),
-    ),
-    (
-        "seams-sdk/src/error.rs",
-        include_str!("../../../sdk/src/error.rs"),
-    ),
-    (
-        "seams-sdk/src/files.rs",
-        include_str!("../../../sdk/src/files.rs"),
-    ),
-    (
-        "seams-sdk/src/meta.rs",
-        include_str!("../../../sdk/src/meta.rs"),
-    ),
-    (
-        "seams-sdk/src/model.rs",
-        include_str!("../../../sdk/src/model.rs"),
-    ),
-    (
-        "seams-sdk/src/row.rs",
-        include_str!("../../../sdk/src/row.rs"),
-    ),
-    (
-        "seams-sdk/src/view.rs",
-        include_str!("../../../sdk/src/view.rs"),
-    ),
-    (
-        "seams-sdk/wit/since_v0.2.0/generator.wit",
-        include_str!("../../../sdk/wit/since_v0.2.0/generator.wit"),
-    ),
-];
 
 const SDK_MANIFEST: &str = r#"[package]
 name = "seams-sdk"
@@ -72,10 +32,18 @@ const LOCKFILE: &str = include_str!("../../../Cargo.lock");
 /// The toolchain seams is built with, and the target a component needs.
 const TOOLCHAIN: &str = include_str!("../../../rust-toolchain.toml");
 
-const LIB_TEMPLATE: &str = include_str!("scaffold/lib.rs.tmpl");
-const EXTRACT_TEMPLATE: &str = include_str!("scaffold/extract.rs.tmpl");
-const MANIFEST_TEMPLATE: &str = include_str!("scaffold/Cargo.toml.tmpl");
-const README_TEMPLATE: &str = include_str!("scaffold/README.md.tmpl");
+const LIB_TEMPLATE: &str = include_str!("scaffold/rust/lib.rs.tmpl");
+const PY_GENERATOR: &str = include_str!("scaffold/python/generator.py.tmpl");
+const PY_EXTRACT: &str = include_str!("scaffold/python/extract.py.tmpl");
+const PY_MANIFEST: &str = include_str!("scaffold/python/pyproject.toml.tmpl");
+const PY_README: &str = include_str!("scaffold/python/README.md.tmpl");
+const JS_GENERATOR: &str = include_str!("scaffold/js/generator.js.tmpl");
+const JS_EXTRACT: &str = include_str!("scaffold/js/extract.js.tmpl");
+const JS_MANIFEST: &str = include_str!("scaffold/js/package.json.tmpl");
+const JS_README: &str = include_str!("scaffold/js/README.md.tmpl");
+const EXTRACT_TEMPLATE: &str = include_str!("scaffold/rust/extract.rs.tmpl");
+const MANIFEST_TEMPLATE: &str = include_str!("scaffold/rust/Cargo.toml.tmpl");
+const README_TEMPLATE: &str = include_str!("scaffold/rust/README.md.tmpl");
 
 /// Why a package cannot be scaffolded. Nothing is written when it fails.
 #[derive(Debug, thiserror::Error)]
@@ -94,6 +62,9 @@ pub enum ScaffoldError {
         /// Why.
         why: String,
     },
+    /// `--sdk registry` asked of a language whose SDK is not published.
+    #[error("--sdk registry is for Rust packages; a {0} package vendors its SDK (leave --sdk out)")]
+    RegistrySdk(Language),
     /// The package directory is in use.
     #[error("{} exists and is not empty; choose another --out DIR, or pass --force to replace the package's files in it", dir.display())]
     NotEmpty {
@@ -206,9 +177,26 @@ pub enum Sdk {
 /// shares (`version.workspace = true`).
 const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The package for `name` and `reference`. `extract` replaces the
-/// scaffold's extract step (drafting uses it); `None` gives the default.
-pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>, sdk: Sdk) -> Package {
+/// The package's file that holds the extract step, which a draft writes.
+pub(crate) fn extract_path(language: Language) -> &'static str {
+    match language {
+        Language::Rust => "src/extract.rs",
+        Language::Python => "extract.py",
+        Language::Js => "extract.js",
+    }
+}
+
+/// The package for `name` and `reference` in `language`. `extract`
+/// replaces the scaffold's extract step (drafting uses it); `None` gives
+/// the default. `sdk` matters to Rust packages only: Python and JavaScript
+/// packages vendor their SDK.
+pub fn scaffold(
+    name: &str,
+    reference: &Reference,
+    extract: Option<&str>,
+    sdk: Sdk,
+    language: Language,
+) -> Package {
     let krate = name.replace('-', "_");
     let parses = match language_of(&reference.name) {
         Some(language) => format!("checks that `{}` parses as {language}", reference.name),
@@ -234,14 +222,36 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>, sdk: S
             .replace("{{OUTPUT}}", &reference.name)
             .replace("{{CRATE}}", &krate)
             .replace("{{PARSES}}", &parses)
+            .replace("{{COMPONENTIZE_PY}}", crate::toolchain::COMPONENTIZE_PY)
+            .replace("{{COMPONENTIZE_JS}}", crate::toolchain::COMPONENTIZE_JS)
+    };
+    let (manifest, readme, entry, default_extract) = match language {
+        Language::Rust => (
+            MANIFEST_TEMPLATE,
+            README_TEMPLATE,
+            ("src/lib.rs", LIB_TEMPLATE),
+            EXTRACT_TEMPLATE,
+        ),
+        Language::Python => (
+            PY_MANIFEST,
+            PY_README,
+            ("generator.py", PY_GENERATOR),
+            PY_EXTRACT,
+        ),
+        Language::Js => (
+            JS_MANIFEST,
+            JS_README,
+            ("generator.js", JS_GENERATOR),
+            JS_EXTRACT,
+        ),
     };
     let mut files = vec![
-        ("Cargo.toml".to_owned(), fill(MANIFEST_TEMPLATE)),
-        ("README.md".to_owned(), fill(README_TEMPLATE)),
-        ("src/lib.rs".to_owned(), fill(LIB_TEMPLATE)),
+        (language.manifest().to_owned(), fill(manifest)),
+        ("README.md".to_owned(), fill(readme)),
+        (entry.0.to_owned(), fill(entry.1)),
         (
-            "src/extract.rs".to_owned(),
-            extract.map_or_else(|| EXTRACT_TEMPLATE.to_owned(), str::to_owned),
+            extract_path(language).to_owned(),
+            extract.map_or_else(|| default_extract.to_owned(), str::to_owned),
         ),
         (
             format!("templates/{}", reference.name),
@@ -251,14 +261,18 @@ pub fn scaffold(name: &str, reference: &Reference, extract: Option<&str>, sdk: S
             format!("tests/golden/{}", reference.name),
             Golden::all_fixed(&reference.text),
         ),
-        ("Cargo.lock".to_owned(), LOCKFILE.to_owned()),
+    ];
+    if language == Language::Rust {
+        files.push(("Cargo.lock".to_owned(), LOCKFILE.to_owned()));
         // The toolchain and the wasm32-wasip2 target, installed by rustup
         // on the first cargo command in the package.
-        ("rust-toolchain.toml".to_owned(), TOOLCHAIN.to_owned()),
-    ];
-    if sdk == Sdk::Vendored {
-        files.push(("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()));
-        for (path, text) in SDK_FILES {
+        files.push(("rust-toolchain.toml".to_owned(), TOOLCHAIN.to_owned()));
+        if sdk == Sdk::Vendored {
+            files.push(("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()));
+        }
+    }
+    if language != Language::Rust || sdk == Sdk::Vendored {
+        for (path, text) in language.sdk_files() {
             files.push(((*path).to_owned(), (*text).to_owned()));
         }
     }
@@ -324,11 +338,19 @@ pub fn new_generator(
     out: Option<&Path>,
     force: bool,
     sdk: Sdk,
+    language: Language,
 ) -> Result<(PathBuf, Vec<PathBuf>), ScaffoldError> {
     check_name(name)?;
+    if sdk == Sdk::Registry && language != Language::Rust {
+        return Err(ScaffoldError::RegistrySdk(language));
+    }
     let reference = read_reference(reference)?;
     let dir = out.map_or_else(|| PathBuf::from(format!("seams-{name}")), Path::to_path_buf);
-    let written = write_package(&scaffold(name, &reference, None, sdk), &dir, force)?;
+    let written = write_package(
+        &scaffold(name, &reference, None, sdk, language),
+        &dir,
+        force,
+    )?;
     Ok((dir, written))
 }
 
@@ -348,7 +370,8 @@ mod tests {
             .map(|name| format!("seams-sdk/src/{name}"))
             .collect();
         on_disk.sort();
-        let mut vendored: Vec<String> = SDK_FILES
+        let mut vendored: Vec<String> = Language::Rust
+            .sdk_files()
             .iter()
             .map(|(path, _)| (*path).to_owned())
             .filter(|path| path.starts_with("seams-sdk/src/"))
@@ -440,8 +463,8 @@ mod tests {
                 .find(|(p, _)| p == path)
                 .map(|(_, t)| t.clone())
         };
-        let vendored = scaffold("a", &r, None, Sdk::Vendored);
-        let registry = scaffold("a", &r, None, Sdk::Registry);
+        let vendored = scaffold("a", &r, None, Sdk::Vendored, Language::Rust);
+        let registry = scaffold("a", &r, None, Sdk::Registry, Language::Rust);
         let manifest = |p: &Package| text(p, "Cargo.toml").unwrap();
         assert!(manifest(&vendored).contains("seams-sdk = { path = \"seams-sdk\" }\n"));
         assert!(manifest(&registry).contains(&format!("seams-sdk = \"{SDK_VERSION}\"\n")));
@@ -466,7 +489,7 @@ mod tests {
             name: "a.json".into(),
             text: "{}\n".into(),
         };
-        let package = scaffold("a", &r, None, Sdk::Vendored);
+        let package = scaffold("a", &r, None, Sdk::Vendored, Language::Rust);
         std::fs::write(dir.path().join("keep.txt"), "mine").unwrap();
         assert!(matches!(
             write_package(&package, dir.path(), false),

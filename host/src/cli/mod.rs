@@ -14,7 +14,7 @@ use crate::commands;
 pub use crate::console::Terminal;
 use crate::console::{self, ColorChoice, Console};
 use crate::io::Io;
-pub use crate::io::{EXIT_FAILURE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, cache_dir};
+pub use crate::io::{EXIT_FAILURE, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, build_dir, cache_dir};
 
 /// seams turns an RDF model into files through sandboxed WebAssembly generators.
 #[derive(Debug, Parser)]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::io::{EXIT_OK, FormatArg, Io, written_lines};
+use crate::io::{EXIT_OK, FormatArg, Io, LanguageArg, written_lines};
 
 /// Write a generator package whose test passes as written, from a reference output.
 #[derive(Debug, clap::Args)]
@@ -18,7 +18,10 @@ pub(crate) struct Args {
     /// Write into a non-empty directory, replacing the package's files.
     #[arg(long)]
     force: bool,
-    /// Where the package gets the SDK: a copy in the package, or seams-sdk by version from crates.io.
+    /// The package's language: Rust (cargo), Python (componentize-py) or JavaScript (componentize-js).
+    #[arg(long, value_enum, default_value_t = LanguageArg::Rust)]
+    language: LanguageArg,
+    /// Where the package gets the SDK: a copy in the package, or seams-sdk by version from crates.io (Rust only).
     #[arg(long, value_enum, default_value_t = SdkArg::Vendored)]
     sdk: SdkArg,
     #[command(flatten)]
@@ -45,6 +48,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
             SdkArg::Vendored => seams_authoring::Sdk::Vendored,
             SdkArg::Registry => seams_authoring::Sdk::Registry,
         },
+        args.language.into(),
     );
     match result {
         Ok((dir, written)) => {

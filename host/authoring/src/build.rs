@@ -1,0 +1,293 @@
+//! Making a component of a generator package, in the language its
+//! manifest says: cargo for Rust ([`cargo`]), componentize-py and
+//! componentize-js for Python and JavaScript ([`componentize`]). Builds in
+//! one build directory take turns, across processes (a lock file beside
+//! cargo's own), so that a component read after its build is the one
+//! built.
+
+mod cargo;
+mod componentize;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::child::{Bounded, Bounds, Ended};
+use crate::language::Language;
+use crate::toolchain::ToolchainError;
+use seams_core::{Progress, Project};
+
+/// Why a package could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The package has no readable manifest with a name.
+    #[error("{}: {message}", path.display())]
+    Package {
+        /// The manifest (or the directory, when it has none).
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The build failed.
+    #[error("building {} failed:\n{output}", dir.display())]
+    Failed {
+        /// The package.
+        dir: PathBuf,
+        /// What the build printed, with the package's paths.
+        output: String,
+    },
+    /// The build of a package nobody reviewed passed its time limit and
+    /// was stopped.
+    #[error(
+        "building {} was stopped after {seconds} s; raise [propose] build_timeout in seams.toml if a build takes longer on this machine",
+        dir.display()
+    )]
+    TimedOut {
+        /// The package.
+        dir: PathBuf,
+        /// The limit.
+        seconds: u64,
+    },
+    /// The tool that builds the package could not be installed.
+    #[error(transparent)]
+    Toolchain(#[from] ToolchainError),
+}
+
+include!("../../core/build/cargo_env.rs");
+
+/// What environment a package is built in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BuildEnv {
+    /// The user's (without the outer cargo's settings), with no limits:
+    /// for the user's own packages.
+    Inherited,
+    /// Only what cargo and rustc need to find themselves and the
+    /// registry, within `Bounds`: for code nobody has reviewed, such as a
+    /// draft, whose macros and constants run at compile time.
+    Cleared(Bounds),
+}
+
+/// The variables a cleared build keeps.
+const CLEARED_BUILD_KEEPS: [&str; 6] = [
+    "PATH",
+    "HOME",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "TMPDIR",
+];
+
+impl BuildEnv {
+    fn bounds(self) -> Bounds {
+        match self {
+            BuildEnv::Inherited => Bounds::NONE,
+            BuildEnv::Cleared(bounds) => bounds,
+        }
+    }
+}
+
+/// Sets up `command`'s environment for `env`.
+fn build_environment(command: &mut Command, env: BuildEnv) {
+    match env {
+        BuildEnv::Inherited => remove_outer_cargo_env(command),
+        BuildEnv::Cleared(_) => {
+            command.env_clear();
+            for key in CLEARED_BUILD_KEEPS {
+                if let Some(value) = std::env::var_os(key) {
+                    command.env(key, value);
+                }
+            }
+        }
+    }
+}
+
+/// A built component: where the build wrote it, and its bytes as built (the
+/// file may be rebuilt by another package of the same name later).
+#[derive(Debug, Clone)]
+pub struct Built {
+    /// The path in the target directory.
+    pub path: PathBuf,
+    /// Its bytes, read while the build directory was held.
+    pub bytes: Vec<u8>,
+}
+
+/// Builds the package in `dir`, in the language its manifest says, in the
+/// project's build directory ([`Project::build_dir`], else
+/// `<project>/.seams/target`) and returns the component.
+///
+/// # Errors
+///
+/// A directory with no manifest or several, a manifest without a name, a
+/// tool that cannot be installed, or a failed build.
+pub(crate) fn build(
+    dir: &Path,
+    project: &Project,
+    env: BuildEnv,
+    progress: &dyn Progress,
+) -> Result<Built, BuildError> {
+    let target = project
+        .build_dir
+        .clone()
+        .unwrap_or_else(|| project.root.join(".seams").join("target"));
+    build_in(dir, &target, env, progress)
+}
+
+/// Builds the package in `dir`, in the language its manifest says, in the
+/// build directory `target`, as the user's own package (their environment,
+/// no bounds): what `seams test-generator` builds, without a project.
+///
+/// # Errors
+///
+/// As `seams test-generator`'s build: no manifest or several, a manifest
+/// without a name, a tool that cannot be installed, or a failed build.
+pub fn build_package(dir: &Path, target: &Path) -> Result<Built, BuildError> {
+    build_in(dir, target, BuildEnv::Inherited, &seams_core::Silent)
+}
+
+/// [`build`] in the build directory `target`.
+fn build_in(
+    dir: &Path,
+    target: &Path,
+    env: BuildEnv,
+    progress: &dyn Progress,
+) -> Result<Built, BuildError> {
+    let target = std::path::absolute(target).unwrap_or_else(|_| target.to_owned());
+    let language = match Language::of_package(dir).as_slice() {
+        [language] => *language,
+        [] => {
+            return Err(BuildError::Package {
+                path: dir.to_owned(),
+                message: "is not a generator package: it has no Cargo.toml (Rust), pyproject.toml (Python) or package.json (JavaScript)".into(),
+            });
+        }
+        several => {
+            let names: Vec<&str> = several.iter().map(|l| l.manifest()).collect();
+            return Err(BuildError::Package {
+                path: dir.to_owned(),
+                message: format!(
+                    "holds {}: a generator package has one manifest; keep the one of its language",
+                    names.join(" and ")
+                ),
+            });
+        }
+    };
+    let name = package_name(dir, language)?;
+    let _turn = take_turn(&target).map_err(|e| BuildError::Failed {
+        dir: dir.to_owned(),
+        output: format!("cannot use the build directory {}: {e}", target.display()),
+    })?;
+    match language {
+        Language::Rust => cargo::build(dir, &name, &target, env, progress),
+        Language::Python | Language::Js => {
+            componentize::build(dir, language, &name, &target, env, progress)
+        }
+    }
+}
+
+/// The package's name, from its manifest.
+fn package_name(dir: &Path, language: Language) -> Result<String, BuildError> {
+    let manifest = dir.join(language.manifest());
+    let fail = |message: String| BuildError::Package {
+        path: manifest.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&manifest).map_err(|e| fail(e.to_string()))?;
+    let name = match language {
+        Language::Rust | Language::Python => {
+            let value: toml::Table =
+                toml::from_str(&text).map_err(|e| fail(e.message().to_owned()))?;
+            let table = if language == Language::Rust {
+                "package"
+            } else {
+                "project"
+            };
+            value
+                .get(table)
+                .and_then(|p| p.get("name"))
+                .and_then(|n| n.as_str())
+                .map(str::to_owned)
+                .ok_or_else(|| fail(format!("has no [{table}] name")))?
+        }
+        Language::Js => {
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+            value["name"]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| fail("has no \"name\"".into()))?
+        }
+    };
+    // The name becomes a file name in the build directory.
+    if !seams_runtime::is_generator_name(&name) && language != Language::Rust {
+        return Err(fail(format!(
+            "name {name:?} is not a generator name: use {}",
+            seams_runtime::GENERATOR_NAME_RULE
+        )));
+    }
+    Ok(name)
+}
+
+/// How a bounded build ended, as a result: `output` is what it printed.
+fn finished(dir: &Path, env: BuildEnv, ended: Ended, output: String) -> Result<(), BuildError> {
+    match ended {
+        Ended::Exited(status) if status.success() => Ok(()),
+        Ended::Exited(_) => Err(BuildError::Failed {
+            dir: dir.to_owned(),
+            output,
+        }),
+        Ended::TimedOut => Err(BuildError::TimedOut {
+            dir: dir.to_owned(),
+            seconds: env.bounds().time.unwrap_or_default().as_secs(),
+        }),
+    }
+}
+
+/// Waits for this process's turn at the build directory `target`
+/// (created private if new): held until the returned file is dropped.
+fn take_turn(target: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(target)?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(target.join(".seams-build.lock"))?;
+    lock.lock()?;
+    Ok(lock)
+}
+
+/// Runs a build within `bounds`, handing each line of its stdout to
+/// `on_line`; gives how it ended and what it wrote to stderr (up to
+/// [`BUILD_OUTPUT_CAP`]).
+fn run_bounded(
+    mut command: Command,
+    bounds: Bounds,
+    mut on_line: impl FnMut(&str),
+) -> std::io::Result<(Ended, String)> {
+    use std::io::Read;
+    let mut running = Bounded::spawn(&mut command, bounds)?;
+    let child = running.child();
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    // stderr is drained beside stdout, or a chatty build would block on it;
+    // kept up to a bound, the rest read and dropped.
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = (&mut stderr).take(BUILD_OUTPUT_CAP).read_to_end(&mut text);
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let stdout = child.stdout.take().expect("stdout is piped");
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let Ok(line) = line else { break };
+        on_line(&line);
+    }
+    let ended = running.wait()?;
+    let stderr = reader.join().unwrap_or_default();
+    Ok((ended, stderr))
+}
+
+/// The most bytes of a build's diagnostics kept: what goes back to a
+/// provider is three errors of twelve lines.
+const BUILD_OUTPUT_CAP: u64 = 1 << 20;

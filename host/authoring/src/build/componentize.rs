@@ -1,0 +1,395 @@
+//! Python and JavaScript packages: a copy of the package, with the SDK
+//! when it does not vendor one, made a component by componentize-py or
+//! componentize-js (provisioned by [`crate::toolchain`]) against the
+//! protocol's WIT.
+//!
+//! The copy is what the tool sees: it holds the package's regular files
+//! only (a symbolic link is refused, so that no file from elsewhere ends
+//! up in a component), and the files the build adds (the JavaScript entry
+//! module and the templates it bundles) never touch the package.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::{BuildEnv, BuildError, Built, build_environment, finished, run_bounded};
+use crate::language::Language;
+use crate::toolchain::Tool;
+use seams_core::Progress;
+
+/// The protocol the SDKs build against.
+const WIT: &str = include_str!("../../../../sdk/wit/since_v0.2.0/generator.wit");
+
+/// The most bytes of files a package may hold: generator packages are
+/// source and templates.
+const PACKAGE_CAP: u64 = 64 << 20;
+
+/// What the copy leaves out: what installs, caches and builds make.
+const SKIPPED: [&str; 4] = ["node_modules", "__pycache__", "target", "tests"];
+
+/// The JavaScript module the build adds: it registers the bundled
+/// templates before the generator's module runs, then exports the
+/// generator the way componentize-js looks for it.
+const JS_ENTRY: &str = "seams-entry.js";
+const JS_TEMPLATES: &str = "seams-templates.js";
+
+/// Builds the `language` package `name` in `dir` in `target`.
+pub(super) fn build(
+    dir: &Path,
+    language: Language,
+    name: &str,
+    target: &Path,
+    env: BuildEnv,
+    progress: &dyn Progress,
+) -> Result<Built, BuildError> {
+    let tool = match language {
+        Language::Python => Tool::ComponentizePy,
+        _ => Tool::ComponentizeJs,
+    };
+    let failed = |output: String| BuildError::Failed {
+        dir: dir.to_owned(),
+        output,
+    };
+    progress.start(&format!("installing {}", tool.label()), None);
+    let program = tool.provision(target);
+    progress.finish();
+    let program = program?;
+    let packages = target.join("packages");
+    let stage = packages.join(language.name()).join(name);
+    stage_package(dir, &stage).map_err(|e| match e {
+        Staging::Refused(message) => BuildError::Package {
+            path: dir.to_owned(),
+            message,
+        },
+        Staging::Io(e) => failed(format!(
+            "cannot copy the package to {}: {e}",
+            stage.display()
+        )),
+    })?;
+    let wit = packages.join("wit");
+    let io = |e: std::io::Error| failed(format!("cannot write the build's files: {e}"));
+    std::fs::create_dir_all(&wit).map_err(io)?;
+    std::fs::write(wit.join("generator.wit"), WIT).map_err(io)?;
+    // A package's own copy of the SDK is the one it builds with; else
+    // this seams's.
+    if !stage.join(language.sdk_dir()).exists() {
+        for (path, text) in language.sdk_files() {
+            let file = stage.join(path);
+            std::fs::create_dir_all(file.parent().unwrap_or(&stage)).map_err(io)?;
+            std::fs::write(&file, text).map_err(io)?;
+        }
+    }
+    let component = packages.join(language.name()).join(format!("{name}.wasm"));
+    let _ = std::fs::remove_file(&component);
+    let mut command = Command::new(&program);
+    match language {
+        Language::Python => {
+            let module = python_module(dir)?;
+            command
+                .arg("-d")
+                .arg(&wit)
+                .args(["-w", "generator", "componentize", &module, "-p"])
+                .arg(&stage)
+                .arg("-o")
+                .arg(&component);
+        }
+        _ => {
+            let main = js_main(dir)?;
+            std::fs::write(stage.join(JS_TEMPLATES), js_templates(&stage)?).map_err(io)?;
+            std::fs::write(stage.join(JS_ENTRY), js_entry(&main)).map_err(io)?;
+            command
+                .arg(JS_ENTRY)
+                .arg("--wit")
+                .arg(wit.join("generator.wit"))
+                .args(["--world-name", "generator"])
+                // No network: a fetch would only trap, and the SDK says so.
+                .args(["-d", "http", "fetch-event"])
+                .arg("-o")
+                .arg(&component);
+        }
+    }
+    command
+        .current_dir(&stage)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    build_environment(&mut command, env);
+    progress.start(&format!("building {name}"), None);
+    let mut printed = String::new();
+    let result = run_bounded(command, env.bounds(), |line| {
+        if printed.len() < 64 << 10 {
+            printed.push_str(line);
+            printed.push('\n');
+        }
+    });
+    progress.finish();
+    let (ended, stderr) =
+        result.map_err(|e| failed(format!("cannot run {}: {e}", program.display())))?;
+    let stage_text = stage.display().to_string();
+    let output = format!("{printed}{stderr}").replace(&stage_text, &dir.display().to_string());
+    finished(dir, env, ended, output)?;
+    let bytes = std::fs::read(&component).map_err(|e| {
+        failed(format!(
+            "the build gave no component at {}: {e}",
+            component.display()
+        ))
+    })?;
+    Ok(Built {
+        path: component,
+        bytes,
+    })
+}
+
+/// Why a package could not be copied.
+enum Staging {
+    /// The package holds what a build must not take.
+    Refused(String),
+    /// The copy failed.
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Staging {
+    fn from(e: std::io::Error) -> Staging {
+        Staging::Io(e)
+    }
+}
+
+/// Copies the regular files of the package in `dir` to `stage`, which is
+/// emptied first; hidden entries and [`SKIPPED`] directories stay out.
+fn stage_package(dir: &Path, stage: &Path) -> Result<(), Staging> {
+    if stage.exists() {
+        std::fs::remove_dir_all(stage)?;
+    }
+    std::fs::create_dir_all(stage)?;
+    let mut total = 0u64;
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(dir.join(&rel))?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let name = entry.file_name();
+            let shown = name.to_string_lossy();
+            if shown.starts_with('.') || (entry.path().is_dir() && SKIPPED.contains(&&*shown)) {
+                continue;
+            }
+            let path = rel.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_symlink() {
+                return Err(Staging::Refused(format!(
+                    "{} is a symbolic link; a package's files must be its own (copy the file in)",
+                    path.display()
+                )));
+            }
+            if kind.is_dir() {
+                std::fs::create_dir_all(stage.join(&path))?;
+                todo.push(path);
+            } else if kind.is_file() {
+                total += entry.metadata()?.len();
+                if total > PACKAGE_CAP {
+                    return Err(Staging::Refused(format!(
+                        "holds more than {} MiB of files; a generator package is source and templates",
+                        PACKAGE_CAP >> 20
+                    )));
+                }
+                std::fs::copy(entry.path(), stage.join(&path))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The module componentize-py builds: `[tool.seams] module` in
+/// `pyproject.toml`, else `generator`.
+fn python_module(dir: &Path) -> Result<String, BuildError> {
+    let manifest = dir.join("pyproject.toml");
+    let fail = |message: String| BuildError::Package {
+        path: manifest.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&manifest).map_err(|e| fail(e.to_string()))?;
+    let value: toml::Table = toml::from_str(&text).map_err(|e| fail(e.message().to_owned()))?;
+    let module = value
+        .get("tool")
+        .and_then(|t| t.get("seams"))
+        .and_then(|s| s.get("module"))
+        .and_then(|m| m.as_str())
+        .unwrap_or("generator")
+        .to_owned();
+    let identifier = module.split('.').all(|part| {
+        part.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    if !identifier {
+        return Err(fail(format!(
+            "[tool.seams] module {module:?} is not a Python module name"
+        )));
+    }
+    let file = dir.join(format!("{}.py", module.replace('.', "/")));
+    let package = dir.join(module.replace('.', "/")).join("__init__.py");
+    if !file.is_file() && !package.is_file() {
+        return Err(fail(format!(
+            "its generator module {module:?} is not in the package: write {} (or name another in [tool.seams] module)",
+            file.strip_prefix(dir).unwrap_or(&file).display()
+        )));
+    }
+    Ok(module)
+}
+
+/// The generator's module: `main` in `package.json`, else `generator.js`;
+/// a path inside the package.
+fn js_main(dir: &Path) -> Result<String, BuildError> {
+    let manifest = dir.join("package.json");
+    let fail = |message: String| BuildError::Package {
+        path: manifest.clone(),
+        message,
+    };
+    let text = std::fs::read_to_string(&manifest).map_err(|e| fail(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
+    let main = value["main"].as_str().unwrap_or("generator.js");
+    let main = main.strip_prefix("./").unwrap_or(main);
+    let inside = !main.is_empty()
+        && !main.starts_with('/')
+        && main
+            .split('/')
+            .all(|part| !part.is_empty() && part != ".." && part != "." && !part.starts_with('.'));
+    if !inside || !(main.ends_with(".js") || main.ends_with(".mjs")) {
+        return Err(fail(format!(
+            "\"main\" {main:?} must name a .js module inside the package"
+        )));
+    }
+    if !dir.join(main).is_file() {
+        return Err(fail(format!(
+            "its generator module {main:?} is not in the package: write it (or name another in \"main\")"
+        )));
+    }
+    Ok(main.to_owned())
+}
+
+/// The module that imports the generator's default export and serves it.
+fn js_entry(main: &str) -> String {
+    let main = serde_json::to_string(&format!("./{main}")).expect("a string serializes");
+    format!(
+        "// Made by seams: the component's entry. The templates register first.\n\
+         import './{JS_TEMPLATES}';\n\
+         import {{ serve }} from './seams-sdk/component.js';\n\
+         import generator from {main};\n\
+         export const generatorApi = serve(generator);\n"
+    )
+}
+
+/// The module that registers the package's `templates/` (every file, by
+/// its path in the package) with the SDK.
+fn js_templates(stage: &Path) -> Result<String, BuildError> {
+    let mut files = std::collections::BTreeMap::new();
+    let root = stage.join("templates");
+    let mut todo = vec![root.clone()];
+    while let Some(current) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let rel = path.strip_prefix(stage).unwrap_or(&path);
+                let key = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let text = std::fs::read_to_string(&path).map_err(|e| BuildError::Package {
+                    path: rel.to_owned(),
+                    message: format!("a template must be UTF-8 text: {e}"),
+                })?;
+                files.insert(key, text);
+            }
+        }
+    }
+    let files = serde_json::to_string_pretty(&files).expect("strings serialize");
+    Ok(format!(
+        "// Made by seams: the package's templates, in the component.\n\
+         import {{ registerTemplateFiles }} from './seams-sdk/index.js';\n\
+         registerTemplateFiles({files});\n"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_is_copied_without_links_caches_or_hidden_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let stage = tempfile::tempdir().unwrap();
+        let stage = stage.path().join("stage");
+        std::fs::create_dir_all(dir.path().join("templates/part")).unwrap();
+        std::fs::create_dir_all(dir.path().join("node_modules/x")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join("generator.js"), "x").unwrap();
+        std::fs::write(dir.path().join("templates/part/a.html"), "a").unwrap();
+        std::fs::write(dir.path().join("node_modules/x/i.js"), "x").unwrap();
+        std::fs::write(dir.path().join(".git/config"), "x").unwrap();
+        assert!(stage_package(dir.path(), &stage).is_ok());
+        assert!(stage.join("generator.js").is_file());
+        assert!(stage.join("templates/part/a.html").is_file());
+        assert!(!stage.join("node_modules").exists());
+        assert!(!stage.join(".git").exists());
+        let templates = js_templates(&stage).unwrap();
+        assert!(
+            templates.contains("\"templates/part/a.html\": \"a\""),
+            "{templates}"
+        );
+
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("templates/loot.html")).unwrap();
+        match stage_package(dir.path(), &stage) {
+            Err(Staging::Refused(message)) => {
+                assert!(
+                    message.contains("templates/loot.html is a symbolic link"),
+                    "{message}"
+                )
+            }
+            _ => panic!("a link must be refused"),
+        }
+    }
+
+    #[test]
+    fn the_generator_module_is_named_inside_the_package() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = |text: &str| std::fs::write(dir.path().join("package.json"), text).unwrap();
+        manifest("{\"name\": \"a\"}");
+        let missing = js_main(dir.path()).unwrap_err().to_string();
+        assert!(
+            missing.contains("\"generator.js\" is not in the package"),
+            "{missing}"
+        );
+        std::fs::write(dir.path().join("generator.js"), "").unwrap();
+        assert_eq!(js_main(dir.path()).unwrap(), "generator.js");
+        for bad in ["../x.js", "/etc/x.js", "a/../../x.js", "x.ts", ".hidden.js"] {
+            manifest(&format!("{{\"main\": \"{bad}\"}}"));
+            assert!(js_main(dir.path()).is_err(), "{bad}");
+        }
+        assert!(js_entry("lib/gen.js").contains("import generator from \"./lib/gen.js\";"));
+
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[project]\nname = \"a\"\n",
+        )
+        .unwrap();
+        assert!(
+            python_module(dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains("write generator.py")
+        );
+        std::fs::write(dir.path().join("generator.py"), "").unwrap();
+        assert_eq!(python_module(dir.path()).unwrap(), "generator");
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[tool.seams]\nmodule = \"os; rm\"\n",
+        )
+        .unwrap();
+        assert!(python_module(dir.path()).is_err());
+    }
+}

@@ -1,0 +1,182 @@
+//! Generators written in Python (`sdk/python`, componentize-py) and in
+//! JavaScript (`sdk/js`, componentize-js): traced and locked like any
+//! other, the same bytes in every process, and held by the sandbox when
+//! hostile. The fixtures are in `tests/fixtures/{python,js}`.
+
+use std::path::Path;
+
+use seams_tests::{TempProject, fixture_component, repo_root, seams_in};
+
+/// The languages, as their fixture directories and meta names say them.
+const LANGUAGES: [(&str, &str); 2] = [("python", "py"), ("js", "js")];
+
+/// A project running the `language` fixture `name` on `model`.
+fn project(language: &str, name: &str, model: &str) -> TempProject {
+    let p = TempProject::new(model, "[[generator]]\nwasm = \"gen.wasm\"\n");
+    std::fs::copy(fixture_component(language, name), p.path().join("gen.wasm")).unwrap();
+    p
+}
+
+/// `seams generate` on `project` in a process of its own.
+fn generate_elsewhere(project: &Path) {
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_seams"))
+        .args(["generate", "--project"])
+        .arg(project)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+}
+
+#[test]
+fn a_generator_in_python_or_js_is_traced_locked_and_gives_the_same_bytes_in_every_process() {
+    let chat = std::fs::read_to_string(repo_root().join("examples/chat/model.ttl")).unwrap();
+    for (language, prefix) in LANGUAGES {
+        let p = project(language, "title", &chat);
+        let run = seams_in(p.path(), &["generate"]);
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        let out = p.path().join("out");
+        assert_eq!(
+            std::fs::read_to_string(out.join("title.html")).unwrap(),
+            "<h1>Chat</h1>\n",
+            "{language}"
+        );
+        let sidecar: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("title.html.trace.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(sidecar["generator"], format!("{prefix}-title"));
+        assert_eq!(sidecar["lines"][0]["templates"][0], "title.html:1");
+        assert_eq!(
+            sidecar["lines"][0]["terms"][0],
+            "https://example.org/chat#app"
+        );
+        let lock = std::fs::read_to_string(p.path().join("seams.lock")).unwrap();
+        assert!(lock.contains("https://example.org/chat#app"), "{lock}");
+        assert_eq!(seams_in(p.path(), &["check"]).code, 0, "{language}");
+
+        // Another process, from nothing: the same bytes.
+        let first = p.files();
+        std::fs::remove_dir_all(&out).unwrap();
+        std::fs::remove_file(p.path().join("seams.lock")).unwrap();
+        generate_elsewhere(p.path());
+        assert_eq!(p.files(), first, "{language}");
+    }
+}
+
+/// The hostile fixture's run on a model naming `attack`.
+fn attack(language: &str, attack: &str) -> (TempProject, seams_tests::Outcome) {
+    let p = project(
+        language,
+        "hostile",
+        &format!("<urn:x> <urn:seams:attack> \"{attack}\" .\n"),
+    );
+    let run = seams_in(p.path(), &["generate"]);
+    (p, run)
+}
+
+#[test]
+fn a_hostile_generator_in_python_or_js_is_stopped_or_refused_naming_it_and_the_limit() {
+    let fuel = "ran out of fuel (limit 150000000000); raise [sandbox] fuel";
+    let memory = "tried to use more than 512 MiB of memory; raise [sandbox] memory-mib";
+    let cases = [
+        ("python", "loop", fuel),
+        ("python", "memory", memory),
+        ("python", "file", "extract failed: FileNotFoundError"),
+        ("python", "socket", "extract failed: PermissionError"),
+        ("js", "loop", fuel),
+        ("js", "memory", memory),
+        // The engine has no file API; a file: URL goes to fetch, which a
+        // generator does not have.
+        (
+            "js",
+            "file",
+            "extract failed: fetch(\"file:///etc/passwd\"): a generator has no network or files",
+        ),
+        (
+            "js",
+            "socket",
+            "extract failed: fetch(\"http://127.0.0.1:9/\"): a generator has no network or files",
+        ),
+    ];
+    for (language, kind, says) in cases {
+        let (p, run) = attack(language, kind);
+        assert_eq!(run.code, 1, "{language} {kind}: {run:?}");
+        assert!(
+            run.stderr.contains(&format!("generator gen.wasm: {says}")),
+            "{language} {kind}: {}",
+            run.stderr
+        );
+        assert!(!p.path().join("out/loot.txt").exists(), "{language} {kind}");
+    }
+    // The environment each sees is empty, whatever the host's holds.
+    for (language, loot) in [
+        ("python", "[]\n".to_owned()),
+        (
+            "js",
+            // No process, no Deno: nothing names the host's environment.
+            r#"{"process":"undefined","deno":"undefined","#.to_owned(),
+        ),
+    ] {
+        let (p, run) = attack(language, "env");
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        let got = std::fs::read_to_string(p.path().join("out/loot.txt")).unwrap();
+        assert!(got.starts_with(&loot), "{language}: {got}");
+        assert!(!got.contains("HOME") && !got.contains("PATH"), "{got}");
+    }
+}
+
+#[test]
+fn what_a_python_or_js_generator_draws_from_random_and_time_is_the_same_in_every_process() {
+    for (language, zero_clocks) in [
+        ("python", " 0.0 0.0 "),
+        ("js", " 0 1970-01-01T00:00:00.000Z 0 "),
+    ] {
+        let (p, run) = attack(language, "nondeterminism");
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        let loot = std::fs::read_to_string(p.path().join("out/loot.txt")).unwrap();
+        // The clocks are fixed at zero.
+        assert!(loot.contains(zero_clocks), "{language}: {loot}");
+        // Another project, another process: the same draws.
+        let q = project(
+            language,
+            "hostile",
+            "<urn:x> <urn:seams:attack> \"nondeterminism\" .\n",
+        );
+        generate_elsewhere(q.path());
+        assert_eq!(
+            std::fs::read_to_string(q.path().join("out/loot.txt")).unwrap(),
+            loot,
+            "{language}"
+        );
+    }
+}
+
+/// The Python SDK's own tests (`sdk/python/tests`), on the tests' CPython.
+#[test]
+fn the_python_sdk_passes_its_own_tests() {
+    let python = std::env::var_os("SEAMS_PYTHON").expect("run the tests with tests/run");
+    let run = std::process::Command::new(python)
+        .args(["-m", "unittest", "discover", "-s", "tests"])
+        .current_dir(repo_root().join("sdk/python"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    assert!(said.contains("Ran 6 tests"), "{said}");
+}
+
+/// The JavaScript SDK's own tests (`sdk/js/test`), on Node.js.
+#[test]
+fn the_js_sdk_passes_its_own_tests() {
+    let run = std::process::Command::new("node")
+        .args(["--test", "test/"])
+        .current_dir(repo_root().join("sdk/js"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{said}");
+    assert!(
+        said.contains("# pass 8") && said.contains("# fail 0"),
+        "{said}"
+    );
+}
