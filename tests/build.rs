@@ -36,4 +36,10 @@ fn main() {
         "seams_attacker",
     );
     println!("cargo:rustc-env=SEAMS_ATTACKER_WASM={}", attacker.display());
+    let labels = build_guest(
+        &fixtures.join("labels/Cargo.toml"),
+        &target_dir,
+        "seams_labels",
+    );
+    println!("cargo:rustc-env=SEAMS_LABELS_WASM={}", labels.display());
 }

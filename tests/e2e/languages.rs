@@ -180,3 +180,75 @@ fn the_js_sdk_passes_its_own_tests() {
         "{said}"
     );
 }
+
+/// What a run of the conformance generator leaves: every output file, and
+/// the lock's entries for them without the component's digest (the one
+/// thing that differs between languages).
+fn conformance_run(example: &str, wasm: &Path) -> (Vec<(String, Vec<u8>)>, serde_json::Value) {
+    let model =
+        std::fs::read_to_string(repo_root().join("examples").join(example).join("model.ttl"))
+            .unwrap();
+    let p = TempProject::new(&model, "[[generator]]\nwasm = \"gen.wasm\"\n");
+    std::fs::copy(wasm, p.path().join("gen.wasm")).unwrap();
+    let run = seams_in(p.path(), &["generate"]);
+    assert_eq!(run.code, 0, "{example} {}: {run:?}", wasm.display());
+    let files = p
+        .files()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("out/"))
+        .collect();
+    let lock: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("seams.lock")).unwrap())
+            .unwrap();
+    let mut outputs = lock["outputs"].clone();
+    for output in outputs.as_array_mut().unwrap() {
+        output.as_object_mut().unwrap().remove("component_sha256");
+    }
+    (files, outputs)
+}
+
+#[test]
+fn one_generator_in_rust_python_and_js_gives_the_same_outputs_sidecars_and_lock_sources() {
+    let components = [
+        ("rust", std::path::PathBuf::from(seams_tests::LABELS_WASM)),
+        ("python", fixture_component("python", "labels")),
+        ("js", fixture_component("js", "labels")),
+    ];
+    for example in ["chat", "expense"] {
+        let (rust_files, rust_lock) = conformance_run(example, &components[0].1);
+        let shown: Vec<&str> = rust_files.iter().map(|(path, _)| path.as_str()).collect();
+        assert_eq!(
+            shown,
+            ["out/count.txt", "out/labels.md", "out/labels.md.trace.json"],
+            "{example}"
+        );
+        // Not an empty agreement: every labelled thing is listed and traced.
+        let sidecar: serde_json::Value = serde_json::from_slice(&rust_files[2].1).unwrap();
+        let things = String::from_utf8(rust_files[0].1.clone()).unwrap();
+        let count: usize = things.split(' ').next().unwrap().parse().unwrap();
+        assert!(count > 10, "{example}: {things}");
+        let traced = sidecar["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|line| !line["terms"].as_array().unwrap().is_empty())
+            .count();
+        assert_eq!(traced, count, "{example}");
+        assert!(
+            rust_lock.to_string().contains("count.txt"),
+            "{example}: {rust_lock}"
+        );
+        for (language, wasm) in &components[1..] {
+            let (files, lock) = conformance_run(example, wasm);
+            for ((path, bytes), (_, expected)) in files.iter().zip(&rust_files) {
+                assert_eq!(
+                    String::from_utf8_lossy(bytes),
+                    String::from_utf8_lossy(expected),
+                    "{example}: {language}'s {path} differs from Rust's"
+                );
+            }
+            assert_eq!(files, rust_files, "{example}: {language}");
+            assert_eq!(lock, rust_lock, "{example}: {language}'s lock");
+        }
+    }
+}

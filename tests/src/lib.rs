@@ -17,6 +17,9 @@ pub const OTHER_WORLD_WASM: &str = env!("SEAMS_OTHER_WORLD_WASM");
 pub const ATTACKER_WASM: &str = env!("SEAMS_ATTACKER_WASM");
 /// A generator built for `seams:generator@0.9.0`.
 pub const FUTURE_WASM: &str = env!("SEAMS_FUTURE_WASM");
+/// The conformance generator in Rust (`tests/fixtures/labels`); its
+/// Python and JavaScript twins are built by [`fixture_component`].
+pub const LABELS_WASM: &str = env!("SEAMS_LABELS_WASM");
 
 /// The repository's root: the parent of the package whose tests run, as
 /// cargo tells them when it runs them, so that a test binary built in
