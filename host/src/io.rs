@@ -19,30 +19,6 @@ pub(crate) enum Format {
     Json,
 }
 
-/// `--language`: what a generator package is written in.
-#[cfg(feature = "authoring")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub(crate) enum LanguageArg {
-    /// A Rust crate, built by cargo.
-    #[default]
-    Rust,
-    /// A Python package, built by componentize-py.
-    Python,
-    /// A JavaScript package, built by componentize-js.
-    Js,
-}
-
-#[cfg(feature = "authoring")]
-impl From<LanguageArg> for seams_authoring::Language {
-    fn from(arg: LanguageArg) -> Self {
-        match arg {
-            LanguageArg::Rust => seams_authoring::Language::Rust,
-            LanguageArg::Python => seams_authoring::Language::Python,
-            LanguageArg::Js => seams_authoring::Language::Js,
-        }
-    }
-}
-
 /// `--format`, shared by every command with machine output.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub(crate) struct FormatArg {

@@ -252,6 +252,86 @@ fn every_spelling_of_a_compile_time_read_is_refused_before_building() {
     assert!(!build.exists(), "nothing was built");
 }
 
+#[test]
+fn python_and_js_drafts_are_accepted_built_and_run_and_hard_coded_or_stealing_ones_refused() {
+    let p = project();
+    let once = ["--retries", "0"];
+    for (language, prefix, extract) in [("python", "py", "extract.py"), ("js", "js", "extract.js")]
+    {
+        let out = p.path().join(format!("drafted-{language}"));
+        let started = std::time::Instant::now();
+        let run = draft(
+            &p,
+            &format!("{prefix}-title-good"),
+            &out,
+            &["--language", language, "--retries", "0"],
+        );
+        let took = started.elapsed();
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        assert_says(&run.stdout, &["golden match", "model probes"]);
+        // What the verdict took, from the answer to the written package
+        // (the closing note's measure; not asserted).
+        eprintln!("{language} draft accepted in {took:?}");
+        assert!(out.join(extract).is_file(), "{language}");
+        assert!(out.join("chat-title.wasm").is_file(), "{language}");
+        let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+        assert!(
+            readme.contains(&format!("draft-extract-{language}-v1.txt")),
+            "{readme}"
+        );
+        // The drafted component runs from seams.toml like any other.
+        let q = TempProject::new(
+            &std::fs::read_to_string(repo_root().join("examples/chat/model.ttl")).unwrap(),
+            "[[generator]]\nwasm = \"gen.wasm\"\n",
+        );
+        std::fs::copy(out.join("chat-title.wasm"), q.path().join("gen.wasm")).unwrap();
+        let generated = seams_tests::seams_in(q.path(), &["generate"]);
+        assert_eq!(generated.code, 0, "{language}: {generated:?}");
+        assert_eq!(
+            std::fs::read_to_string(q.path().join("out/title.html")).unwrap(),
+            REFERENCE
+        );
+
+        // The label written into the code, not read from the model.
+        let hardcoded = ["--language", language, "--retries", "0"];
+        assert_refused(
+            &p,
+            &format!("{prefix}-title-hardcoded"),
+            &hardcoded,
+            &[
+                &format!("{extract} line "),
+                "writes \"Chat\", a value of <https://example.org/chat#app>",
+            ],
+        );
+    }
+    // What reaches past the SDK is refused before anything builds it.
+    for (case, language, refusal) in [
+        (
+            "py-steal-env",
+            "python",
+            "extract.py line 1: importing os is not allowed",
+        ),
+        (
+            "py-steal-file",
+            "python",
+            "extract.py line 2: open is not allowed",
+        ),
+        (
+            "js-steal-fetch",
+            "js",
+            "extract.js line 2: fetch is not allowed",
+        ),
+        (
+            "js-steal-import",
+            "js",
+            "extract.js line 1: importing \"node:fs\" is not allowed",
+        ),
+    ] {
+        let args = ["--language", language, once[0], once[1]];
+        assert_refused(&p, case, &args, &[refusal]);
+    }
+}
+
 /// A directory holding a stand-in `cargo`, the shell script `body` gives
 /// for that directory, and a PATH that finds it first.
 fn cargo_stand_in(body: impl FnOnce(&Path) -> String) -> (tempfile::TempDir, String) {
@@ -606,6 +686,15 @@ fn a_good_draft_is_accepted_retried_cached_and_runs_from_seams_toml() {
     );
 }
 
+/// The drafting prompt for a Rust extract step.
+fn rust_prompt(
+    name: &str,
+    reference: &seams_authoring::Reference,
+    model: &seams_model::Model,
+) -> String {
+    seams_authoring::build_prompt(name, reference, model, seams_authoring::Language::Rust).unwrap()
+}
+
 #[test]
 fn the_prompt_is_deterministic_and_keeps_data_fenced() {
     let model = seams_model::Model::load(&[repo_root().join("examples/chat/model.ttl")]).unwrap();
@@ -613,11 +702,8 @@ fn the_prompt_is_deterministic_and_keeps_data_fenced() {
         name: "title.html".into(),
         text: REFERENCE.into(),
     };
-    let prompt = seams_authoring::build_prompt("chat-title", &reference, &model).unwrap();
-    assert_eq!(
-        prompt,
-        seams_authoring::build_prompt("chat-title", &reference, &model).unwrap()
-    );
+    let prompt = rust_prompt("chat-title", &reference, &model);
+    assert_eq!(prompt, rust_prompt("chat-title", &reference, &model));
     assert!(
         prompt.contains("```DATA\n<header>\n  <h1>Chat</h1>\n</header>\n```"),
         "{prompt}"
@@ -651,7 +737,7 @@ fn the_prompt_is_deterministic_and_keeps_data_fenced() {
         )
         .unwrap(),
     };
-    let prompt = seams_authoring::build_prompt("expense-nav", &reference, &model).unwrap();
+    let prompt = rust_prompt("expense-nav", &reference, &model);
     assert_says(
         &prompt,
         &[
@@ -848,7 +934,7 @@ fn a_prompt_printed_for_a_chat_takes_its_answer_back_through_the_same_acceptance
     };
     assert_eq!(
         printed.stdout,
-        seams_authoring::build_prompt("chat-title", &reference, &model).unwrap()
+        rust_prompt("chat-title", &reference, &model)
     );
     assert!(printed.stdout.len() <= seams_authoring::PROMPT_CAP);
 

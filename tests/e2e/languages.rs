@@ -252,3 +252,29 @@ fn one_generator_in_rust_python_and_js_gives_the_same_outputs_sidecars_and_lock_
         }
     }
 }
+
+#[test]
+fn what_a_module_runs_while_it_is_built_sees_no_environment_files_or_network() {
+    for (language, expected) in [
+        (
+            "python",
+            // componentize-py's own three variables, none of this process's
+            // (HOME, PATH); no file outside the package; no socket.
+            r#"{"env": ["PYTHONHOME", "PYTHONPATH", "PYTHONUNBUFFERED"], "home": "FileNotFoundError", "passwd": "FileNotFoundError", "root": "FileNotFoundError", "socket": "PermissionError"}"#,
+        ),
+        (
+            "js",
+            // No Node.js or Deno API; fetch refused by the SDK.
+            r#"{"process":"undefined","require":"undefined","deno":"undefined","fetch":"GeneratorError","socket":"GeneratorError"}"#,
+        ),
+    ] {
+        let p = project(language, "buildtime", "<urn:x> <urn:y> \"z\" .\n");
+        let run = seams_in(p.path(), &["generate"]);
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        assert_eq!(
+            std::fs::read_to_string(p.path().join("out/loot.txt")).unwrap(),
+            format!("{expected}\n"),
+            "{language}"
+        );
+    }
+}

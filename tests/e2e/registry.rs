@@ -179,6 +179,46 @@ fn published_generators_are_pinned_work_offline_and_move_only_on_update() {
         &["publish", package.to_str().unwrap(), "--to", &title_ref],
     );
     assert_eq!(published.code, 0, "{published:?}");
+    // A Python and a JavaScript package publish the same way, and what is
+    // pulled is what was tested.
+    for language in ["python", "js"] {
+        let package = publisher.path().join(format!("seams-title-{language}"));
+        let scaffolded = env.seams(
+            &[
+                "new-generator",
+                &format!("title-{language}"),
+                "--reference",
+                publisher.path().join("title.html").to_str().unwrap(),
+                "--out",
+                package.to_str().unwrap(),
+                "--language",
+                language,
+            ],
+            &[],
+        );
+        assert_eq!(scaffolded.code, 0, "{scaffolded:?}");
+        let reference = format!("{host}/seams/title-{language}:1");
+        let published = env.in_project(
+            publisher.path(),
+            &["publish", package.to_str().unwrap(), "--to", &reference],
+        );
+        assert_eq!(published.code, 0, "{language}: {published:?}");
+        assert!(
+            published
+                .stdout
+                .starts_with(&format!("published title-{language} 0.1.0 (")),
+            "{}",
+            published.stdout
+        );
+        let inspected = env.seams(&["inspect", &reference], &[]);
+        assert!(
+            inspected
+                .stdout
+                .contains(&format!("name:        title-{language}")),
+            "{}",
+            inspected.stdout
+        );
+    }
 
     // The inspect of a reference shows the annotations publish wrote.
     let inspected = env.seams(&["inspect", &htmx_ref], &[]);

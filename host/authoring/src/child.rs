@@ -22,9 +22,23 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 pub(crate) struct Bounds {
     /// Wall time, from the start; `None` waits as long as it takes.
     pub(crate) time: Option<Duration>,
-    /// Address space of each of its processes, in bytes (`RLIMIT_AS`);
-    /// `None` leaves the user's own limit.
+    /// Memory of each of its processes, in bytes; `None` leaves the
+    /// user's own limit.
     pub(crate) memory: Option<u64>,
+    /// Which memory [`Bounds::memory`] counts.
+    pub(crate) counted: Counted,
+}
+
+/// Which memory a bound counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counted {
+    /// The address space (`RLIMIT_AS`): what a process maps at all.
+    AddressSpace,
+    /// Private writable memory (`RLIMIT_DATA`): what a process can fill.
+    /// For tools that embed a WebAssembly engine, which reserves tens of
+    /// GiB of address space it never writes (V8 in componentize-js needs
+    /// 64 GiB of it to start).
+    Writable,
 }
 
 impl Bounds {
@@ -32,7 +46,13 @@ impl Bounds {
     pub(crate) const NONE: Bounds = Bounds {
         time: None,
         memory: None,
+        counted: Counted::AddressSpace,
     };
+
+    /// These bounds, counting `counted` memory.
+    pub(crate) fn counting(self, counted: Counted) -> Bounds {
+        Bounds { counted, ..self }
+    }
 }
 
 /// The process groups running, for the signal action below: a slot holds
@@ -90,9 +110,13 @@ impl Bounded {
         command.process_group(0);
         if let Some(bytes) = bounds.memory {
             use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+            let resource = match bounds.counted {
+                Counted::AddressSpace => Resource::As,
+                Counted::Writable => Resource::Data,
+            };
             // Never above the user's own hard limit, which only root may
             // raise.
-            let bytes = getrlimit(Resource::As)
+            let bytes = getrlimit(resource)
                 .maximum
                 .map_or(bytes, |hard| hard.min(bytes));
             // SAFETY: setrlimit is one system call, which is safe between
@@ -103,7 +127,7 @@ impl Bounded {
                         current: Some(bytes),
                         maximum: Some(bytes),
                     };
-                    setrlimit(Resource::As, limit).map_err(io::Error::from)
+                    setrlimit(resource, limit).map_err(io::Error::from)
                 });
             }
         }
@@ -235,6 +259,7 @@ mod tests {
     const SECONDS: Bounds = Bounds {
         time: Some(Duration::from_secs(60)),
         memory: None,
+        counted: Counted::AddressSpace,
     };
 
     /// Whether process `pid` is gone (or a zombie waiting for init),
@@ -291,6 +316,7 @@ mod tests {
         let bounds = Bounds {
             time: Some(Duration::from_secs(u64::MAX)),
             memory: Some(u64::MAX),
+            counted: Counted::AddressSpace,
         };
         let ended = run("exit 0", bounds);
         assert!(
@@ -300,6 +326,7 @@ mod tests {
         let zero = Bounds {
             time: Some(Duration::ZERO),
             memory: None,
+            counted: Counted::AddressSpace,
         };
         let ended = run("exec sleep 600", zero);
         assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
@@ -312,6 +339,7 @@ mod tests {
         let bounds = Bounds {
             time: Some(Duration::from_millis(300)),
             memory: None,
+            counted: Counted::AddressSpace,
         };
         let ended = run(&script, bounds);
         assert!(matches!(ended, Ended::TimedOut), "{ended:?}");
@@ -339,7 +367,10 @@ mod tests {
 
     #[test]
     fn a_command_cannot_map_more_than_its_memory() {
-        let bounds = |memory| Bounds { time: None, memory };
+        let bounds = |memory| Bounds {
+            memory,
+            ..Bounds::NONE
+        };
         // 1 GiB of anonymous memory, asked for at once.
         let script = "exec python3 -c 'import mmap; mmap.mmap(-1, 1 << 30)' 2>/dev/null";
         let ended = run(script, bounds(None));

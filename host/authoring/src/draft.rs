@@ -23,7 +23,7 @@ use crate::build::{BuildEnv, BuildError};
 use crate::child::Bounds;
 use crate::golden::{SuiteError, test_built_in};
 use crate::language::Language;
-use crate::prompt::{PROMPT, REPAIR_PROMPT, TooLarge, build_prompt, fence};
+use crate::prompt::{REPAIR_PROMPT, TooLarge, build_prompt, fence, prompt_template};
 use crate::provider::Provider;
 use crate::scaffold::{
     Package, Reference, ScaffoldError, Sdk, check_name, read_reference, scaffold,
@@ -60,6 +60,7 @@ fn build_bounds(propose: &seams_core::Propose) -> Bounds {
                 .unwrap_or(DEFAULT_BUILD_MEMORY_MIB)
                 .saturating_mul(1 << 20),
         ),
+        counted: crate::child::Counted::AddressSpace,
     }
 }
 
@@ -121,6 +122,9 @@ pub struct DraftRequest {
     /// The LLM model: SEAMS_LLM_MODEL for a command, the API's model (else model in the propose table).
     #[arg(long = "llm-model", value_name = "M")]
     pub llm_model: Option<String>,
+    /// The language the extract step is asked in: rust, python or js.
+    #[arg(long, value_enum, default_value_t = Language::Rust)]
+    pub language: Language,
     /// The package directory (default: seams-NAME).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -415,14 +419,14 @@ fn printed_values(reference: &str, model: &Model) -> Vec<(String, String)> {
 }
 
 /// The package an answer gives.
-fn assemble(name: &str, reference: &Reference, answer: &Answer) -> Package {
+fn assemble(name: &str, reference: &Reference, answer: &Answer, language: Language) -> Package {
     // Vendored: a draft builds offline, whether or not the SDK is published.
     let mut package = scaffold(
         name,
         reference,
         Some(&answer.extract),
         Sdk::Vendored,
-        Language::Rust,
+        language,
     );
     for (path, text) in &mut package.files {
         if *path == format!("templates/{}", reference.name) {
@@ -443,33 +447,56 @@ struct Accepted {
     probes: Vec<crate::probe::ProbeOutcome>,
 }
 
+/// What a draft was asked for.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    name: &'a str,
+    reference: &'a Reference,
+    model: &'a Model,
+    language: Language,
+}
+
 /// Judges an answer in a scratch directory. Returns the package and its
 /// component's bytes, or the reasons it is rejected.
 fn accept(
     project: &Project,
     runtime: &Runtime,
-    name: &str,
-    reference: &Reference,
-    model: &Model,
+    asked: &Asked<'_>,
     answer: &Answer,
     progress: &dyn Progress,
 ) -> Result<Accepted, Vec<String>> {
+    let Asked {
+        name,
+        reference,
+        model,
+        language,
+    } = *asked;
     // Checked before anything compiles it: the build runs on this machine.
-    let mut reasons = crate::extract_rules::check(&answer.extract);
+    let (mut reasons, strings) = match language {
+        Language::Rust => (
+            crate::extract_rules::check(&answer.extract),
+            crate::extract_rules::strings(&answer.extract),
+        ),
+        _ => (
+            crate::script_rules::check(language, &answer.extract),
+            crate::script_rules::strings(language, &answer.extract),
+        ),
+    };
     reasons.extend(check_no_logic(&answer.template));
     reasons.extend(check_no_restated_labels(
         &answer.template,
         &reference.text,
         model,
     ));
-    reasons.extend(crate::extract_rules::copied_values(
-        &answer.extract,
+    reasons.extend(crate::extract_rules::copied_in(
+        crate::script_rules::file_name(language),
+        &strings,
         &printed_values(&reference.text, model),
     ));
     if !reasons.is_empty() {
         return Err(reasons);
     }
-    let package = assemble(name, reference, answer);
+    let package = assemble(name, reference, answer, language);
     let scratch =
         tempfile::tempdir().map_err(|e| vec![format!("cannot make a scratch directory: {e}")])?;
     crate::scaffold::write_package(&package, scratch.path(), true)
@@ -613,7 +640,7 @@ fn inputs(project: &Project, request: &DraftRequest) -> Result<Inputs, DraftErro
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("seams-{}", request.name)));
     let model = Arc::new(Model::load(&project.model_files)?);
-    let prompt = build_prompt(&request.name, &reference, &model)?;
+    let prompt = build_prompt(&request.name, &reference, &model, request.language)?;
     Ok(Inputs {
         reference,
         dir,
@@ -660,9 +687,12 @@ pub fn draft_generator(
         accept(
             project,
             runtime,
-            &request.name,
-            &reference,
-            &model,
+            &Asked {
+                name: &request.name,
+                reference: &reference,
+                model: &model,
+                language: request.language,
+            },
             answer,
             progress,
         )
@@ -682,6 +712,7 @@ pub fn draft_generator(
             request.force,
             &Drafted {
                 by,
+                language: request.language,
                 prompt_sha256: &prompt_sha256,
             },
         )?;
@@ -752,7 +783,13 @@ pub fn draft_generator(
     );
     let by = provider.describe();
 
-    let key = cache_key(PROMPT, &reference, model.hash(), &by, llm_model.as_deref());
+    let key = cache_key(
+        &prompt_template(request.language),
+        &reference,
+        model.hash(),
+        &by,
+        llm_model.as_deref(),
+    );
     let cache_file = project
         .root
         .join(".seams")
@@ -881,6 +918,7 @@ fn repair_prompt(prompt: &str, last_answer: Option<&str>, history: &[Vec<String>
 /// Who drafted a package, for its README.
 struct Drafted<'a> {
     by: &'a str,
+    language: Language,
     prompt_sha256: &'a str,
 }
 
@@ -931,8 +969,9 @@ fn drafted_readme(scaffolded: &str, component: &str, drafted: &Drafted<'_>) -> S
     let title = lines.next().unwrap_or_default();
     let rest: Vec<&str> = lines.skip_while(|l| !l.starts_with("- ")).collect();
     format!(
-        "{title}\n\nA seams generator drafted by `seams draft-generator` from a reference\noutput: answered by {}, prompt `prompts/draft-generator-v3.txt`\n(sha256 of the first prompt {}), accepted once it compiled and passed\nits four tests and the model probes. Review it before you trust it:\nthe template's lines, and what the probes changed.\n\nThe component that was tested is `{component}`, beside this README: name\nit in a project's `seams.toml` as `wasm = \"<path to>/{component}\"`.\n\n{}\n",
+        "{title}\n\nA seams generator drafted by `seams draft-generator` from a reference\noutput: answered by {}, prompt {}\n(sha256 of the first prompt {}), accepted once it compiled and passed\nits four tests and the model probes. Review it before you trust it:\nthe template's lines, and what the probes changed.\n\nThe component that was tested is `{component}`, beside this README: name\nit in a project's `seams.toml` as `wasm = \"<path to>/{component}\"`.\n\n{}\n",
         drafted.by,
+        crate::prompt::prompt_files(drafted.language),
         drafted.prompt_sha256,
         rest.join("\n")
     )
@@ -997,18 +1036,20 @@ mod tests {
         let key = |prompt: &str, reference: &Reference, model: &str, llm: Option<&str>| {
             cache_key(prompt, reference, model, "provider --json", llm)
         };
-        let base = key(PROMPT, &reference, "m1", None);
-        assert_eq!(base, key(PROMPT, &reference, "m1", None), "deterministic");
-        let edited_prompt = format!("{PROMPT} ");
+        let rust = prompt_template(Language::Rust);
+        let base = key(&rust, &reference, "m1", None);
+        assert_eq!(base, key(&rust, &reference, "m1", None), "deterministic");
+        let edited_prompt = format!("{rust} ");
         let other_reference = Reference {
             text: "<h1>Talk</h1>\n".into(),
             ..reference.clone()
         };
         for changed in [
             key(&edited_prompt, &reference, "m1", None),
-            key(PROMPT, &other_reference, "m1", None),
-            key(PROMPT, &reference, "m2", None),
-            key(PROMPT, &reference, "m1", Some("big-model")),
+            key(&rust, &other_reference, "m1", None),
+            key(&rust, &reference, "m2", None),
+            key(&rust, &reference, "m1", Some("big-model")),
+            key(&prompt_template(Language::Python), &reference, "m1", None),
         ] {
             assert_ne!(changed, base);
         }

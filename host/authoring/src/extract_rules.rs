@@ -120,13 +120,28 @@ impl Rules {
 /// pairs. A SPARQL query (a string holding `SELECT`, `ASK` or `WHERE`)
 /// counts only when it quotes the value (a hard-coded filter); other
 /// strings when they hold it as a word. Doc comments do not count.
+#[cfg(any(test, fuzzing))]
 pub fn copied_values(source: &str, values: &[(String, String)]) -> Vec<String> {
-    let Ok(tokens) = source.parse::<TokenStream>() else {
-        // Unparsable source is refused by [`check`].
-        return Vec::new();
-    };
+    copied_in("extract.rs", &strings(source), values)
+}
+
+/// Every string literal of `source` with its line, doc comments left out;
+/// none when it does not parse (which [`check`] refuses).
+pub(crate) fn strings(source: &str) -> Vec<(usize, String)> {
     let mut strings = Vec::new();
-    collect_strings(tokens, &mut strings);
+    if let Ok(tokens) = source.parse::<TokenStream>() {
+        collect_strings(tokens, &mut strings);
+    }
+    strings
+}
+
+/// [`copied_values`] on the string literals of any language's `file`,
+/// each with its line.
+pub(crate) fn copied_in(
+    file: &str,
+    strings: &[(usize, String)],
+    values: &[(String, String)],
+) -> Vec<String> {
     let mut refusals = Vec::new();
     for (line, text) in strings {
         let upper = text.to_uppercase();
@@ -135,11 +150,11 @@ pub fn copied_values(source: &str, values: &[(String, String)]) -> Vec<String> {
             let copied = if query {
                 text.contains(&format!("\"{value}\"")) || text.contains(&format!("'{value}'"))
             } else {
-                holds_word(&text, value)
+                holds_word(text, value)
             };
             if copied {
                 refusals.push(format!(
-                    "extract.rs line {line}: the string {text:?} writes {value:?}, a value of <{element}> that the reference prints; read it from the model instead"
+                    "{file} line {line}: the string {text:?} writes {value:?}, a value of <{element}> that the reference prints; read it from the model instead"
                 ));
             }
         }

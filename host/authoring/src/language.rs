@@ -3,16 +3,16 @@
 
 use std::path::Path;
 
-/// A generator package's language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A generator package's language (`--language`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Language {
-    /// A crate built by cargo for wasm32-wasip2 (`Cargo.toml`).
+    /// A Rust crate, built by cargo for wasm32-wasip2 (`Cargo.toml`).
     #[default]
     Rust,
-    /// A Python package made a component by componentize-py
+    /// A Python package, made a component by componentize-py
     /// (`pyproject.toml`).
     Python,
-    /// A JavaScript package made a component by componentize-js
+    /// A JavaScript package, made a component by componentize-js
     /// (`package.json`).
     Js,
 }

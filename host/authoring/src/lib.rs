@@ -30,6 +30,7 @@ mod prompt;
 pub mod provider;
 mod publish;
 mod scaffold;
+mod script_rules;
 mod toolchain;
 
 /// The readers of what a provider answers, for the fuzz targets
@@ -39,6 +40,7 @@ mod toolchain;
 pub mod fuzzing {
     pub use crate::draft::parse_answer;
     pub use crate::extract_rules::{check as check_extract, copied_values};
+    pub use crate::script_rules::{check as check_script, strings as script_strings};
 
     /// The answer's text in a response body of `api`, as a draft reads it.
     pub fn answer_text(api: crate::provider::Api, body: &[u8]) -> Option<String> {
@@ -59,7 +61,7 @@ pub use golden::{
 };
 pub use language::Language;
 pub use output_syntax::SyntaxProblem;
-pub use prompt::{PROMPT, PROMPT_CAP, REPAIR_PROMPT, TooLarge, build_prompt};
+pub use prompt::{PROMPT, PROMPT_CAP, REPAIR_PROMPT, TooLarge, build_prompt, prompt_template};
 pub use publish::{PublishError, PublishReport, PublishRequest, publish};
 pub use scaffold::{Package, Reference, ScaffoldError, Sdk, new_generator};
 pub use toolchain::ToolchainError;

@@ -16,8 +16,18 @@ use seams_model::Model;
 
 use crate::scaffold::{Reference, Sdk, scaffold};
 
-/// The prompt, versioned by its file name.
+/// The prompt, versioned by its file name: the part every language shares,
+/// with `{{LANGUAGE}}`, `{{PACKAGE_FILE}}` and `{{EXTRACT_SECTION}}` for
+/// [`prompt_template`] to fill.
 pub const PROMPT: &str = include_str!("../../../prompts/draft-generator-v3.txt");
+/// What the prompt asks of a Rust extract step.
+const EXTRACT_RUST: &str = include_str!("../../../prompts/draft-extract-rust-v3.txt");
+/// What the prompt asks of a Python extract step.
+const EXTRACT_PYTHON: &str = include_str!("../../../prompts/draft-extract-python-v1.txt");
+/// What the prompt asks of a JavaScript extract step.
+const EXTRACT_JS: &str = include_str!("../../../prompts/draft-extract-js-v1.txt");
+/// The rules the Python and JavaScript sections share (`{{RULES}}`).
+const SCRIPT_RULES: &str = include_str!("../../../prompts/draft-extract-script-rules-v1.txt");
 /// The prompt for another attempt after a rejection.
 pub const REPAIR_PROMPT: &str = include_str!("../../../prompts/draft-generator-repair-v3.txt");
 
@@ -56,21 +66,70 @@ pub struct TooLarge {
     pub cap: usize,
 }
 
-/// The prompt for `reference` and `model`.
+/// The package's file that the extract step plugs into.
+fn package_file(language: Language) -> &'static str {
+    match language {
+        Language::Rust => "src/lib.rs",
+        Language::Python => "generator.py",
+        Language::Js => "generator.js",
+    }
+}
+
+/// The prompt for `language`, before the data: [`PROMPT`] with the
+/// language's extract section. For Rust it is the text of
+/// `draft-generator-v3.txt` as it was before the other languages.
+pub fn prompt_template(language: Language) -> String {
+    let section = match language {
+        Language::Rust => EXTRACT_RUST.to_owned(),
+        Language::Python => EXTRACT_PYTHON.replace("{{RULES}}", SCRIPT_RULES),
+        Language::Js => EXTRACT_JS.replace("{{RULES}}", SCRIPT_RULES),
+    };
+    let name = match language {
+        Language::Rust => "Rust",
+        Language::Python => "Python",
+        Language::Js => "JavaScript",
+    };
+    PROMPT
+        .replace("{{LANGUAGE}}", name)
+        .replace("{{PACKAGE_FILE}}", package_file(language))
+        .replace("{{EXTRACT_SECTION}}", &section)
+}
+
+/// The prompt's files for `language`, as a drafted package's README names
+/// them.
+pub(crate) fn prompt_files(language: Language) -> &'static str {
+    match language {
+        // The Rust section is the text v3 held before the other languages.
+        Language::Rust => "`prompts/draft-generator-v3.txt`",
+        Language::Python => {
+            "`prompts/draft-generator-v3.txt` with\n`prompts/draft-extract-python-v1.txt`"
+        }
+        Language::Js => "`prompts/draft-generator-v3.txt` with\n`prompts/draft-extract-js-v1.txt`",
+    }
+}
+
+/// The prompt for `reference` and `model`, asking for an extract step in
+/// `language`.
 ///
 /// # Errors
 ///
 /// [`TooLarge`] when the reference alone passes the cap.
-pub fn build_prompt(name: &str, reference: &Reference, model: &Model) -> Result<String, TooLarge> {
-    let package = scaffold(name, reference, None, Sdk::Vendored, Language::Rust);
+pub fn build_prompt(
+    name: &str,
+    reference: &Reference,
+    model: &Model,
+    language: Language,
+) -> Result<String, TooLarge> {
+    let package = scaffold(name, reference, None, Sdk::Vendored, language);
     let module = package
         .files
         .iter()
-        .find(|(p, _)| p == "src/lib.rs")
+        .find(|(p, _)| p == package_file(language))
         .map(|(_, t)| t.as_str())
         .unwrap_or_default();
+    let template = prompt_template(language);
     let fill = |model_text: &str, cut: &str, comments: &str| {
-        PROMPT
+        template
             .replace("{{REFERENCE_NAME}}", &reference.name)
             .replace("{{REFERENCE}}", &fence(&reference.text))
             .replace("{{MODEL}}", &fence(model_text))
@@ -235,6 +294,7 @@ mod tests {
             "nav",
             &reference("<h1>Chat</h1>\n<a href=\"page0.html\">Page number 0</a>\n"),
             &model,
+            Language::Rust,
         )
         .unwrap();
         for part in [
@@ -252,12 +312,54 @@ mod tests {
     }
 
     #[test]
+    fn each_language_is_asked_for_its_own_extract_step_with_its_package_module() {
+        let model = model_of(2);
+        let page = reference("<a href=\"page0.html\">Page number 0</a>\n");
+        for (language, asks, module, not) in [
+            (
+                Language::Rust,
+                "the Rust source of src/extract.rs",
+                "register_generator!",
+                "extract.py",
+            ),
+            (
+                Language::Python,
+                "the Python source of extract.py",
+                "GeneratorApi = seams.export",
+                "src/extract.rs",
+            ),
+            (
+                Language::Js,
+                "the JavaScript source of extract.js",
+                "export default {",
+                "src/extract.rs",
+            ),
+        ] {
+            let prompt = build_prompt("nav", &page, &model, language).unwrap();
+            for part in [
+                asks,
+                module,
+                "Every model element the template prints",
+                "2. template:",
+            ] {
+                assert!(prompt.contains(part), "{language}: {part} missing");
+            }
+            assert!(!prompt.contains(not), "{language}: {not}");
+            assert!(
+                !prompt.contains("{{"),
+                "{language}: every placeholder is filled"
+            );
+        }
+    }
+
+    #[test]
     fn a_large_model_is_cut_to_the_cap_and_the_prompt_says_so() {
         let model = model_of(3000);
         let prompt = build_prompt(
             "nav",
             &reference("<a href=\"page7.html\">Page number 7</a>\n"),
             &model,
+            Language::Rust,
         )
         .unwrap();
         assert!(prompt.len() <= PROMPT_CAP, "{} bytes", prompt.len());
@@ -268,7 +370,7 @@ mod tests {
         );
         let huge = reference(&"<p>x</p>\n".repeat(PROMPT_CAP / 8));
         assert!(matches!(
-            build_prompt("nav", &huge, &model),
+            build_prompt("nav", &huge, &model, Language::Rust),
             Err(TooLarge { .. })
         ));
     }

@@ -377,7 +377,7 @@ fn run_command(
     let bounds = Bounds {
         time: Some(timeout),
         // The user's own tool, which may hold a model in memory.
-        memory: None,
+        ..Bounds::NONE
     };
     let mut running = Bounded::spawn(&mut command, bounds).map_err(|e| {
         Failure::fatal(format!(

@@ -134,14 +134,76 @@ pub fn publish(
     })
 }
 
-/// The package's `repository`, if its `Cargo.toml` names one (a workspace
-/// member's `repository.workspace = true` is not followed).
+/// The package's repository, if its manifest names one: `repository` in
+/// `Cargo.toml` (a workspace member's `repository.workspace = true` is not
+/// followed), `Repository` in `pyproject.toml`'s `[project.urls]`, or
+/// `repository` (a URL, or an object with one) in `package.json`.
 fn repository_of(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
-    let manifest: toml::Table = toml::from_str(&text).ok()?;
-    manifest
-        .get("package")?
-        .get("repository")?
-        .as_str()
-        .map(str::to_owned)
+    let language = *crate::language::Language::of_package(dir).first()?;
+    let text = std::fs::read_to_string(dir.join(language.manifest())).ok()?;
+    let found = match language {
+        crate::language::Language::Rust => {
+            let manifest: toml::Table = toml::from_str(&text).ok()?;
+            manifest
+                .get("package")?
+                .get("repository")?
+                .as_str()?
+                .to_owned()
+        }
+        crate::language::Language::Python => {
+            let manifest: toml::Table = toml::from_str(&text).ok()?;
+            let urls = manifest.get("project")?.get("urls")?.as_table()?;
+            urls.iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case("repository"))?
+                .1
+                .as_str()?
+                .to_owned()
+        }
+        crate::language::Language::Js => {
+            let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
+            let repository = &manifest["repository"];
+            repository
+                .as_str()
+                .or_else(|| repository["url"].as_str())?
+                .to_owned()
+        }
+    };
+    Some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_languages_manifest_names_its_repository() {
+        let url = "https://example.org/g";
+        for (manifest, text) in [
+            (
+                "Cargo.toml",
+                format!("[package]\nname = \"g\"\nrepository = \"{url}\"\n"),
+            ),
+            (
+                "pyproject.toml",
+                format!("[project]\nname = \"g\"\n[project.urls]\nRepository = \"{url}\"\n"),
+            ),
+            (
+                "package.json",
+                format!("{{\"name\": \"g\", \"repository\": \"{url}\"}}"),
+            ),
+            (
+                "package.json",
+                format!(
+                    "{{\"name\": \"g\", \"repository\": {{\"type\": \"git\", \"url\": \"{url}\"}}}}"
+                ),
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join(manifest), &text).unwrap();
+            assert_eq!(repository_of(dir.path()).as_deref(), Some(url), "{text}");
+        }
+        let none = tempfile::tempdir().unwrap();
+        std::fs::write(none.path().join("package.json"), "{\"name\": \"g\"}").unwrap();
+        assert_eq!(repository_of(none.path()), None);
+    }
 }

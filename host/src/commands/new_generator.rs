@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::io::{EXIT_OK, FormatArg, Io, LanguageArg, written_lines};
+use crate::io::{EXIT_OK, FormatArg, Io, written_lines};
+use seams_authoring::Language;
 
 /// Write a generator package whose test passes as written, from a reference output.
 #[derive(Debug, clap::Args)]
@@ -19,8 +20,8 @@ pub(crate) struct Args {
     #[arg(long)]
     force: bool,
     /// The package's language: Rust (cargo), Python (componentize-py) or JavaScript (componentize-js).
-    #[arg(long, value_enum, default_value_t = LanguageArg::Rust)]
-    language: LanguageArg,
+    #[arg(long, value_enum, default_value_t = Language::Rust)]
+    language: Language,
     /// Where the package gets the SDK: a copy in the package, or seams-sdk by version from crates.io (Rust only).
     #[arg(long, value_enum, default_value_t = SdkArg::Vendored)]
     sdk: SdkArg,
@@ -48,7 +49,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
             SdkArg::Vendored => seams_authoring::Sdk::Vendored,
             SdkArg::Registry => seams_authoring::Sdk::Registry,
         },
-        args.language.into(),
+        args.language,
     );
     match result {
         Ok((dir, written)) => {

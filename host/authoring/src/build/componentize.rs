@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::{BuildEnv, BuildError, Built, build_environment, finished, run_bounded};
+use crate::child::Counted;
 use crate::language::Language;
 use crate::toolchain::Tool;
 use seams_core::Progress;
@@ -115,7 +116,10 @@ pub(super) fn build(
     build_environment(&mut command, env);
     progress.start(&format!("building {name}"), None);
     let mut printed = String::new();
-    let result = run_bounded(command, env.bounds(), |line| {
+    // The tools embed WebAssembly engines, which reserve far more address
+    // space than they use: their bound counts what they write.
+    let bounds = env.bounds().counting(Counted::Writable);
+    let result = run_bounded(command, bounds, |line| {
         if printed.len() < 64 << 10 {
             printed.push_str(line);
             printed.push('\n');
