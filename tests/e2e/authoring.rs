@@ -461,6 +461,82 @@ fn the_guides_worked_example_passes() {
 }
 
 #[test]
+fn the_guides_worked_example_passes_in_python_and_js() {
+    let blocks = chapter_blocks("writing-a-generator.md");
+    let block = |path: &str| {
+        blocks
+            .iter()
+            .find(|b| b.path.as_deref() == Some(path))
+            .unwrap_or_else(|| panic!("the guide shows {path}"))
+    };
+    let work = tempfile::tempdir().unwrap();
+    let chat = work.path().join("examples/chat");
+    std::fs::create_dir_all(&chat).unwrap();
+    for file in ["seams.toml", "model.ttl"] {
+        std::fs::copy(
+            repo_root().join("examples/chat").join(file),
+            chat.join(file),
+        )
+        .unwrap();
+    }
+    std::fs::write(work.path().join("title.html"), &block("title.html").text).unwrap();
+    for (language, package, extract, answer) in [
+        ("python", "seams-py-title", "extract.py", "title-good.py"),
+        ("js", "seams-js-title", "extract.js", "title-good.js"),
+    ] {
+        let sh = blocks
+            .iter()
+            .find(|b| b.language == "sh" && b.path.as_deref() == Some(language))
+            .unwrap_or_else(|| panic!("the guide scaffolds in {language}"));
+        let [scaffold, test] = commands(sh)[..] else {
+            panic!("the guide scaffolds, then tests: {:?}", sh.text);
+        };
+        let run = run_command(scaffold, work.path());
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        let run = run_command(test, work.path());
+        assert_eq!(run.stdout, ALL_OK, "{language}: {run:?}");
+
+        // The loop's turn: the guide's extract step, the Rust example's
+        // template and golden.
+        let dir = work.path().join(package);
+        let shown = &block(&format!("{package}/{extract}")).text;
+        assert_eq!(
+            shown,
+            &std::fs::read_to_string(
+                repo_root()
+                    .join("tests/fixtures/draft_generator/answers")
+                    .join(answer)
+            )
+            .unwrap(),
+            "the fake provider's good {language} answer is the guide's extract step"
+        );
+        std::fs::write(dir.join(extract), shown).unwrap();
+        for file in ["templates/title.html", "tests/golden/title.html"] {
+            std::fs::write(
+                dir.join(file),
+                &block(&format!("seams-chat-title/{file}")).text,
+            )
+            .unwrap();
+        }
+        let again = run_command(test, work.path());
+        assert_eq!(again.stdout, ALL_OK, "{language}: {again:?}");
+        // The golden's graph marker is borne out by the trace.
+        std::fs::write(
+            dir.join("tests/golden/title.html"),
+            "<header>  [fixed]\n  <h1>Chat</h1>  [graph: chat:thread_page]\n</header>  [fixed]\n",
+        )
+        .unwrap();
+        let run = run_command(test, work.path());
+        assert!(
+            run.stdout
+                .contains("but the line is traced to https://example.org/chat#app"),
+            "{language}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
 fn a_sources_mismatch_fails_exactly_its_test() {
     let p = project();
     // A sources export that names a file render did not return.

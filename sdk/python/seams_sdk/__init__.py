@@ -233,7 +233,8 @@ class Template:
         module is imported: componentize-py imports it while it builds the
         component, so the text is in the component and the generator reads
         no file when it runs."""
-        caller = inspect.stack()[1].filename
+        frame = inspect.currentframe()
+        caller = frame.f_back.f_code.co_filename if frame and frame.f_back else "."
         full = os.path.join(os.path.dirname(os.path.abspath(caller)), path)
         with open(full, encoding="utf-8") as f:
             return Template(name or os.path.basename(path), f.read())
@@ -392,11 +393,7 @@ def use_host(host: Any) -> None:
 def export(generator: Generator) -> type:
     """The class componentize-py exports for ``generator``: assign it to
     ``GeneratorApi`` in the module you build (``GeneratorApi =
-    export(Yours())``). componentize-py finds the class by its module and
-    name, so it is given the calling module's."""
+    export(Yours())``), where componentize-py looks for it."""
     from . import _component
 
-    exported = _component.generator_api(generator)
-    exported.__module__ = inspect.stack()[1].frame.f_globals.get("__name__", "app")
-    exported.__qualname__ = exported.__name__ = "GeneratorApi"
-    return exported
+    return _component.generator_api(generator)
