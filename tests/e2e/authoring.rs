@@ -150,6 +150,33 @@ fn the_python_and_js_scaffolds_pass_their_test_as_written_and_a_broken_one_names
         let run = test_generator(&p, &dir);
         assert_eq!(run.code, 0, "{language}: {run:?}");
         assert_eq!(run.stdout, ALL_OK, "{language}");
+        // Unchanged, the package is not built again: the component is the
+        // one tested before (the tools never build the same bytes twice).
+        let component = || {
+            let run = seams(&[
+                "test-generator",
+                dir.to_str().unwrap(),
+                "--project",
+                p.path().to_str().unwrap(),
+                "--format",
+                "json",
+            ]);
+            let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+            assert_eq!(report["passed"], true, "{language}: {run:?}");
+            std::fs::read(report["component"].as_str().unwrap()).unwrap()
+        };
+        let first = component();
+        assert!(first == component(), "{language}: rebuilt though unchanged");
+        // A changed template is built again.
+        for file in ["templates/page.html", "tests/golden/page.html"] {
+            let path = dir.join(file);
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replace("<body>", "<body class=\"x\">")).unwrap();
+        }
+        assert!(
+            first != component(),
+            "{language}: not rebuilt though changed"
+        );
 
         // A syntax error in the extract step: the build fails, naming the
         // package's file (not the build's copy of it).

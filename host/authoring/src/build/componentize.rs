@@ -79,12 +79,37 @@ pub(super) fn build(
             std::fs::write(&file, text).map_err(io)?;
         }
     }
-    let component = packages.join(language.name()).join(format!("{name}.wasm"));
+    // What the tool is given: the module to build, and for JavaScript the
+    // entry module and the bundled templates, added to the copy.
+    let module = match language {
+        Language::Python => python_module(dir)?,
+        _ => {
+            let main = js_main(dir)?;
+            std::fs::write(stage.join(JS_TEMPLATES), js_templates(&stage)?).map_err(io)?;
+            std::fs::write(stage.join(JS_ENTRY), js_entry(&main)).map_err(io)?;
+            JS_ENTRY.to_owned()
+        }
+    };
+    let built = packages.join(language.name());
+    let component = built.join(format!("{name}.wasm"));
+    // The same inputs were built here before: the component is theirs (the
+    // tools do not build byte for byte the same twice, so rebuilding would
+    // also make the host compile it again).
+    let inputs = inputs_digest(&stage, &[&tool.label(), &module, WIT]).map_err(io)?;
+    let record = built.join(format!("{name}.inputs"));
+    if std::fs::read_to_string(&record).ok().as_deref() == Some(inputs.as_str())
+        && let Ok(bytes) = std::fs::read(&component)
+    {
+        return Ok(Built {
+            path: component,
+            bytes,
+        });
+    }
+    let _ = std::fs::remove_file(&record);
     let _ = std::fs::remove_file(&component);
     let mut command = Command::new(&program);
     match language {
         Language::Python => {
-            let module = python_module(dir)?;
             command
                 .arg("-d")
                 .arg(&wit)
@@ -94,11 +119,8 @@ pub(super) fn build(
                 .arg(&component);
         }
         _ => {
-            let main = js_main(dir)?;
-            std::fs::write(stage.join(JS_TEMPLATES), js_templates(&stage)?).map_err(io)?;
-            std::fs::write(stage.join(JS_ENTRY), js_entry(&main)).map_err(io)?;
             command
-                .arg(JS_ENTRY)
+                .arg(&module)
                 .arg("--wit")
                 .arg(wit.join("generator.wit"))
                 .args(["--world-name", "generator"])
@@ -137,10 +159,48 @@ pub(super) fn build(
             component.display()
         ))
     })?;
+    std::fs::write(&record, &inputs).map_err(io)?;
     Ok(Built {
         path: component,
         bytes,
     })
+}
+
+/// The sha256 of `also` and of every file under `stage` (by its path
+/// there, in order), lowercase hex.
+fn inputs_digest(stage: &Path, also: &[&str]) -> std::io::Result<String> {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    for text in also {
+        hasher.update(text.len().to_le_bytes());
+        hasher.update(text.as_bytes());
+    }
+    let mut files = Vec::new();
+    let mut todo = vec![stage.to_owned()];
+    while let Some(current) = todo.pop() {
+        for entry in std::fs::read_dir(&current)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                todo.push(entry.path());
+            } else {
+                files.push(entry.path());
+            }
+        }
+    }
+    files.sort();
+    for file in files {
+        let rel = file
+            .strip_prefix(stage)
+            .unwrap_or(&file)
+            .to_string_lossy()
+            .into_owned();
+        let bytes = std::fs::read(&file)?;
+        hasher.update(rel.len().to_le_bytes());
+        hasher.update(rel.as_bytes());
+        hasher.update(bytes.len().to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Ok(seams_model::hex(&hasher.finalize()))
 }
 
 /// Why a package could not be copied.
@@ -356,6 +416,31 @@ mod tests {
             }
             _ => panic!("a link must be refused"),
         }
+    }
+
+    #[test]
+    fn the_inputs_digest_follows_every_file_and_its_path() {
+        let stage = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(stage.path().join("templates")).unwrap();
+        std::fs::write(stage.path().join("generator.js"), "a").unwrap();
+        std::fs::write(stage.path().join("templates/t.html"), "b").unwrap();
+        let digest = || inputs_digest(stage.path(), &["componentize-js 0.23.0"]).unwrap();
+        let first = digest();
+        assert_eq!(first, digest(), "the same files, the same digest");
+        std::fs::write(stage.path().join("templates/t.html"), "c").unwrap();
+        let changed = digest();
+        assert_ne!(changed, first, "a changed template");
+        std::fs::rename(
+            stage.path().join("templates/t.html"),
+            stage.path().join("templates/u.html"),
+        )
+        .unwrap();
+        assert_ne!(digest(), changed, "a renamed file");
+        assert_ne!(
+            inputs_digest(stage.path(), &["componentize-js 0.24.0"]).unwrap(),
+            digest(),
+            "another tool"
+        );
     }
 
     #[test]
