@@ -278,3 +278,80 @@ fn what_a_module_runs_while_it_is_built_sees_no_environment_files_or_network() {
         );
     }
 }
+
+/// The JS SDK's types (`sdk/js/index.d.ts`) check a generator written in
+/// TypeScript, and refuse one that breaks them, with the TypeScript that
+/// seams's pinned componentize-js install brings.
+#[test]
+fn the_js_sdks_types_check_a_typescript_generator_and_refuse_a_wrong_one() {
+    // Provisions the JavaScript toolchain, if no test did yet.
+    fixture_component("js", "title");
+    let tsc = seams::cli::build_dir()
+        .unwrap()
+        .join("toolchains/componentize-js-0.23.0/node_modules/.bin/tsc");
+    let dir = tempfile::tempdir().unwrap();
+    let sdk = dir.path().join("seams-sdk");
+    std::fs::create_dir(&sdk).unwrap();
+    for file in ["index.js", "index.d.ts", "package.json"] {
+        std::fs::copy(repo_root().join("sdk/js").join(file), sdk.join(file)).unwrap();
+    }
+    let good = r#"import * as seams from './seams-sdk/index.js';
+
+type View = { app: seams.Traced<{ label: string }> };
+
+const generator: seams.Generator<View> = {
+  meta: () => seams.meta('t', '0.1.0', 'd', { templates: [seams.template('t.html', '[[ app.label ]]')], syntax: 'brackets' }),
+  extract(model) {
+    const [row] = model.select('SELECT ?app ?label WHERE { ?app rdfs:label ?label }');
+    return { app: seams.traced(row.iri('app'), { label: row.require('label') }, ['urn:x']) };
+  },
+  render: (view) => [seams.File.rendered('t.html', seams.render('t.html', view))],
+};
+export default generator;
+"#;
+    let check = |name: &str, text: &str| {
+        std::fs::write(dir.path().join(name), text).unwrap();
+        std::process::Command::new(&tsc)
+            .args(["--noEmit", "--strict", "--target", "es2022"])
+            .args([
+                "--module",
+                "nodenext",
+                "--moduleResolution",
+                "nodenext",
+                name,
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let run = check("good.ts", good);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    for (name, wrong, says) in [
+        (
+            "syntax.ts",
+            good.replace("'brackets'", "'mustache'"),
+            "\"mustache\"",
+        ),
+        (
+            "row.ts",
+            good.replace("row.require('label')", "row.require(1)"),
+            "number",
+        ),
+        (
+            "file.ts",
+            good.replace("seams.File.rendered('t.html', ", "seams.File.rendered("),
+            "Expected 2 arguments",
+        ),
+    ] {
+        let run = check(name, &wrong);
+        let said = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            !run.status.success() && said.contains(says),
+            "{name}: {said}"
+        );
+    }
+}
