@@ -72,6 +72,17 @@ impl Tool {
         }
     }
 
+    /// Whether the tool is installed under `root`, ready to use.
+    pub(crate) fn is_ready(self, root: &Path) -> bool {
+        self.dir(root).join(READY).is_file()
+    }
+
+    /// Where the tool is installed under `root`.
+    fn dir(self, root: &Path) -> PathBuf {
+        root.join("toolchains")
+            .join(format!("{}-{}", self.name(), self.version()))
+    }
+
     /// The tool's program under `root` (`<root>/toolchains/NAME-VERSION`),
     /// installing it first if it is not there.
     ///
@@ -89,8 +100,8 @@ impl Tool {
         root: &Path,
         python: &std::ffi::OsStr,
     ) -> Result<PathBuf, ToolchainError> {
+        let dir = self.dir(root);
         let toolchains = root.join("toolchains");
-        let dir = toolchains.join(format!("{}-{}", self.name(), self.version()));
         let fail = |message: String| ToolchainError {
             what: self.label(),
             dir: dir.clone(),
@@ -232,6 +243,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(READY), COMPONENTIZE_JS).unwrap();
         // Ready: no installer runs (there is none in this directory).
+        assert!(Tool::ComponentizeJs.is_ready(root.path()));
+        assert!(!Tool::ComponentizePy.is_ready(root.path()));
         assert_eq!(
             Tool::ComponentizeJs.provision(root.path()).unwrap(),
             dir.join("node_modules/.bin/componentize-js")

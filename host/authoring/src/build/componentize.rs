@@ -50,9 +50,15 @@ pub(super) fn build(
         dir: dir.to_owned(),
         output,
     };
-    progress.start(&format!("installing {}", tool.label()), None);
+    // Said only when it happens: once per build directory.
+    let installing = !tool.is_ready(target);
+    if installing {
+        progress.start(&format!("installing {}", tool.label()), None);
+    }
     let program = tool.provision(target);
-    progress.finish();
+    if installing {
+        progress.finish();
+    }
     let program = program?;
     let packages = target.join("packages");
     let stage = packages.join(language.name()).join(name);
