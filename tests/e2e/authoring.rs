@@ -424,11 +424,9 @@ fn run_command(line: &str, dir: &Path) -> seams_tests::Outcome {
     }
 }
 
-/// The guide's worked example (the book's "Write your own generator"),
-/// run as it is written there: its commands as typed, its files as shown.
-#[test]
-fn the_guides_worked_example_passes() {
-    let blocks = chapter_blocks("writing-a-generator.md");
+/// A directory where the guide's commands run as typed: `examples/chat`
+/// holds a copy of the chat example's manifest and model.
+fn guide_work() -> tempfile::TempDir {
     let work = tempfile::tempdir().unwrap();
     let chat = work.path().join("examples/chat");
     std::fs::create_dir_all(&chat).unwrap();
@@ -439,6 +437,15 @@ fn the_guides_worked_example_passes() {
         )
         .unwrap();
     }
+    work
+}
+
+/// The guide's worked example (the book's "Write your own generator"),
+/// run as it is written there: its commands as typed, its files as shown.
+#[test]
+fn the_guides_worked_example_passes() {
+    let blocks = chapter_blocks("writing-a-generator.md");
+    let work = guide_work();
     let files = |prefix: &str| {
         for block in blocks.iter().filter(|b| b.language != "sh") {
             let path = block.path.as_deref().expect("a file block names its path");
@@ -496,16 +503,7 @@ fn the_guides_worked_example_passes_in_python_and_js() {
             .find(|b| b.path.as_deref() == Some(path))
             .unwrap_or_else(|| panic!("the guide shows {path}"))
     };
-    let work = tempfile::tempdir().unwrap();
-    let chat = work.path().join("examples/chat");
-    std::fs::create_dir_all(&chat).unwrap();
-    for file in ["seams.toml", "model.ttl"] {
-        std::fs::copy(
-            repo_root().join("examples/chat").join(file),
-            chat.join(file),
-        )
-        .unwrap();
-    }
+    let work = guide_work();
     std::fs::write(work.path().join("title.html"), &block("title.html").text).unwrap();
     for (language, package, extract, answer) in [
         ("python", "seams-py-title", "extract.py", "title-good.py"),

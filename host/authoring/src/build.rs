@@ -170,7 +170,8 @@ fn build_in(
             });
         }
     };
-    let name = package_name(dir, language)?;
+    let manifest = Manifest::read(dir, language)?;
+    let name = manifest.name(language)?;
     let _turn = take_turn(&target).map_err(|e| BuildError::Failed {
         dir: dir.to_owned(),
         output: format!("cannot use the build directory {}: {e}", target.display()),
@@ -178,52 +179,81 @@ fn build_in(
     match language {
         Language::Rust => cargo::build(dir, &name, &target, env, progress),
         Language::Python | Language::Js => {
-            componentize::build(dir, language, &name, &target, env, progress)
+            componentize::build(dir, language, &manifest, &name, &target, env, progress)
         }
     }
 }
 
-/// The package's name, from its manifest.
-fn package_name(dir: &Path, language: Language) -> Result<String, BuildError> {
-    let manifest = dir.join(language.manifest());
-    let fail = |message: String| BuildError::Package {
-        path: manifest.clone(),
-        message,
-    };
-    let text = std::fs::read_to_string(&manifest).map_err(|e| fail(e.to_string()))?;
-    let name = match language {
-        Language::Rust | Language::Python => {
-            let value: toml::Table =
-                toml::from_str(&text).map_err(|e| fail(e.message().to_owned()))?;
-            let table = if language == Language::Rust {
-                "package"
-            } else {
-                "project"
-            };
-            value
-                .get(table)
-                .and_then(|p| p.get("name"))
-                .and_then(|n| n.as_str())
-                .map(str::to_owned)
-                .ok_or_else(|| fail(format!("has no [{table}] name")))?
+/// The most bytes a package's manifest may hold: manifests are short.
+const MANIFEST_CAP: u64 = 1 << 20;
+
+/// A package's manifest, read and parsed once (TOML as the JSON value it
+/// maps to), for the name and the language's settings.
+pub(crate) struct Manifest {
+    path: PathBuf,
+    value: serde_json::Value,
+}
+
+impl Manifest {
+    /// Reads `dir`'s manifest of `language`.
+    pub(crate) fn read(dir: &Path, language: Language) -> Result<Manifest, BuildError> {
+        use std::io::Read;
+        let path = dir.join(language.manifest());
+        let refuse = |message: String| BuildError::Package {
+            path: path.clone(),
+            message,
+        };
+        let mut text = String::new();
+        std::fs::File::open(&path)
+            .and_then(|file| file.take(MANIFEST_CAP + 1).read_to_string(&mut text))
+            .map_err(|e| refuse(e.to_string()))?;
+        if text.len() as u64 > MANIFEST_CAP {
+            return Err(refuse(format!(
+                "is over {} MiB; a manifest names the package and its settings",
+                MANIFEST_CAP >> 20
+            )));
         }
-        Language::Js => {
-            let value: serde_json::Value =
-                serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
-            value["name"]
-                .as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| fail("has no \"name\"".into()))?
-        }
-    };
-    // The name becomes a file name in the build directory.
-    if !seams_runtime::is_generator_name(&name) && language != Language::Rust {
-        return Err(fail(format!(
-            "name {name:?} is not a generator name: use {}",
-            seams_runtime::GENERATOR_NAME_RULE
-        )));
+        let value = match language {
+            Language::Rust | Language::Python => {
+                toml::from_str(&text).map_err(|e| refuse(e.message().to_owned()))?
+            }
+            Language::Js => serde_json::from_str(&text).map_err(|e| refuse(e.to_string()))?,
+        };
+        Ok(Manifest { path, value })
     }
-    Ok(name)
+
+    /// The string at `pointer` (`/package/name`), if there is one.
+    pub(crate) fn text(&self, pointer: &str) -> Option<&str> {
+        self.value.pointer(pointer)?.as_str()
+    }
+
+    /// The manifest refused, saying why.
+    pub(crate) fn refuse(&self, message: String) -> BuildError {
+        BuildError::Package {
+            path: self.path.clone(),
+            message,
+        }
+    }
+
+    /// The package's name; for Python and JavaScript one that may name a
+    /// file in the build directory.
+    fn name(&self, language: Language) -> Result<String, BuildError> {
+        let (pointer, shown) = match language {
+            Language::Rust => ("/package/name", "[package] name"),
+            Language::Python => ("/project/name", "[project] name"),
+            Language::Js => ("/name", "\"name\""),
+        };
+        let name = self
+            .text(pointer)
+            .ok_or_else(|| self.refuse(format!("has no {shown}")))?;
+        if language != Language::Rust && !seams_runtime::is_generator_name(name) {
+            return Err(self.refuse(format!(
+                "name {name:?} is not a generator name: use {}",
+                seams_runtime::GENERATOR_NAME_RULE
+            )));
+        }
+        Ok(name.to_owned())
+    }
 }
 
 /// How a bounded build ended, as a result: `output` is what it printed.
@@ -291,3 +321,68 @@ fn run_bounded(
 /// The most bytes of a build's diagnostics kept: what goes back to a
 /// provider is three errors of twelve lines.
 const BUILD_OUTPUT_CAP: u64 = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a package's manifests say, and what the build says back,
+    /// before any tool runs.
+    #[test]
+    fn broken_or_hostile_manifests_are_refused_naming_the_file() {
+        let huge = format!("{{\"name\": \"a\", \"x\": \"{}\"}}", "x".repeat(1 << 20));
+        let cases: Vec<(Vec<(&str, String)>, &str)> = vec![
+            (vec![], "is not a generator package"),
+            (
+                vec![("Cargo.toml", String::new()), ("package.json", "{}".into())],
+                "holds Cargo.toml and package.json",
+            ),
+            (
+                vec![("package.json", "{\"name\": ".into())],
+                "package.json: EOF",
+            ),
+            (vec![("package.json", "[1]".into())], "has no \"name\""),
+            (
+                vec![("package.json", "{\"name\": 7}".into())],
+                "has no \"name\"",
+            ),
+            (
+                vec![("package.json", "{\"name\": \"../../etc\"}".into())],
+                "name \"../../etc\" is not a generator name",
+            ),
+            (
+                vec![("package.json", "{\"name\": \"\\u001b[2Jx\"}".into())],
+                "is not a generator name",
+            ),
+            (vec![("package.json", huge)], "is over 1 MiB"),
+            (
+                vec![("pyproject.toml", "[project\n".into())],
+                "pyproject.toml: ",
+            ),
+            (
+                vec![("pyproject.toml", "[tool.seams]\nmodule = \"g\"\n".into())],
+                "has no [project] name",
+            ),
+            (
+                vec![("pyproject.toml", "[project]\nname = \"A/B\"\n".into())],
+                "is not a generator name",
+            ),
+        ];
+        for (files, says) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let target = tempfile::tempdir().unwrap();
+            for (name, text) in &files {
+                std::fs::write(dir.path().join(name), text).unwrap();
+            }
+            let error = build_package(dir.path(), target.path()).unwrap_err();
+            assert!(matches!(error, BuildError::Package { .. }), "{error}");
+            let text = error.to_string();
+            assert!(text.contains(says), "{files:?}: {text}");
+            // Nothing was installed or built for a refused package.
+            assert!(
+                std::fs::read_dir(target.path()).unwrap().next().is_none(),
+                "{text}"
+            );
+        }
+    }
+}

@@ -139,36 +139,19 @@ pub fn publish(
 /// followed), `Repository` in `pyproject.toml`'s `[project.urls]`, or
 /// `repository` (a URL, or an object with one) in `package.json`.
 fn repository_of(dir: &Path) -> Option<String> {
-    let language = *crate::language::Language::of_package(dir).first()?;
-    let text = std::fs::read_to_string(dir.join(language.manifest())).ok()?;
+    use crate::language::Language;
+    let language = *Language::of_package(dir).first()?;
+    let manifest = crate::build::Manifest::read(dir, language).ok()?;
     let found = match language {
-        crate::language::Language::Rust => {
-            let manifest: toml::Table = toml::from_str(&text).ok()?;
-            manifest
-                .get("package")?
-                .get("repository")?
-                .as_str()?
-                .to_owned()
-        }
-        crate::language::Language::Python => {
-            let manifest: toml::Table = toml::from_str(&text).ok()?;
-            let urls = manifest.get("project")?.get("urls")?.as_table()?;
-            urls.iter()
-                .find(|(key, _)| key.eq_ignore_ascii_case("repository"))?
-                .1
-                .as_str()?
-                .to_owned()
-        }
-        crate::language::Language::Js => {
-            let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
-            let repository = &manifest["repository"];
-            repository
-                .as_str()
-                .or_else(|| repository["url"].as_str())?
-                .to_owned()
-        }
+        Language::Rust => manifest.text("/package/repository"),
+        Language::Python => ["Repository", "repository"]
+            .iter()
+            .find_map(|key| manifest.text(&format!("/project/urls/{key}"))),
+        Language::Js => manifest
+            .text("/repository")
+            .or_else(|| manifest.text("/repository/url")),
     };
-    Some(found)
+    found.map(str::to_owned)
 }
 
 #[cfg(test)]

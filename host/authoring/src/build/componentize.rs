@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{BuildEnv, BuildError, Built, build_environment, finished, run_bounded};
+use super::{BuildEnv, BuildError, Built, Manifest, build_environment, finished, run_bounded};
 use crate::child::Counted;
 use crate::language::Language;
 use crate::toolchain::Tool;
@@ -37,6 +37,7 @@ const JS_TEMPLATES: &str = "seams-templates.js";
 pub(super) fn build(
     dir: &Path,
     language: Language,
+    manifest: &Manifest,
     name: &str,
     target: &Path,
     env: BuildEnv,
@@ -88,9 +89,9 @@ pub(super) fn build(
     // What the tool is given: the module to build, and for JavaScript the
     // entry module and the bundled templates, added to the copy.
     let module = match language {
-        Language::Python => python_module(dir)?,
+        Language::Python => python_module(dir, manifest)?,
         _ => {
-            let main = js_main(dir)?;
+            let main = js_main(dir, manifest)?;
             std::fs::write(stage.join(JS_TEMPLATES), js_templates(&stage)?).map_err(io)?;
             std::fs::write(stage.join(JS_ENTRY), js_entry(&main)).map_err(io)?;
             JS_ENTRY.to_owned()
@@ -269,19 +270,10 @@ fn stage_package(dir: &Path, stage: &Path) -> Result<(), Staging> {
 
 /// The module componentize-py builds: `[tool.seams] module` in
 /// `pyproject.toml`, else `generator`.
-fn python_module(dir: &Path) -> Result<String, BuildError> {
-    let manifest = dir.join("pyproject.toml");
-    let fail = |message: String| BuildError::Package {
-        path: manifest.clone(),
-        message,
-    };
-    let text = std::fs::read_to_string(&manifest).map_err(|e| fail(e.to_string()))?;
-    let value: toml::Table = toml::from_str(&text).map_err(|e| fail(e.message().to_owned()))?;
-    let module = value
-        .get("tool")
-        .and_then(|t| t.get("seams"))
-        .and_then(|s| s.get("module"))
-        .and_then(|m| m.as_str())
+fn python_module(dir: &Path, manifest: &Manifest) -> Result<String, BuildError> {
+    let fail = |message: String| manifest.refuse(message);
+    let module = manifest
+        .text("/tool/seams/module")
         .unwrap_or("generator")
         .to_owned();
     let identifier = module.split('.').all(|part| {
@@ -308,15 +300,9 @@ fn python_module(dir: &Path) -> Result<String, BuildError> {
 
 /// The generator's module: `main` in `package.json`, else `generator.js`;
 /// a path inside the package.
-fn js_main(dir: &Path) -> Result<String, BuildError> {
-    let manifest = dir.join("package.json");
-    let fail = |message: String| BuildError::Package {
-        path: manifest.clone(),
-        message,
-    };
-    let text = std::fs::read_to_string(&manifest).map_err(|e| fail(e.to_string()))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| fail(e.to_string()))?;
-    let main = value["main"].as_str().unwrap_or("generator.js");
+fn js_main(dir: &Path, manifest: &Manifest) -> Result<String, BuildError> {
+    let fail = |message: String| manifest.refuse(message);
+    let main = manifest.text("/main").unwrap_or("generator.js");
     let main = main.strip_prefix("./").unwrap_or(main);
     let inside = !main.is_empty()
         && !main.starts_with('/')
@@ -422,6 +408,18 @@ mod tests {
             }
             _ => panic!("a link must be refused"),
         }
+        std::fs::remove_file(dir.path().join("templates/loot.html")).unwrap();
+        // A package past the cap (a sparse file: no disk spent).
+        std::fs::File::create(dir.path().join("huge.bin"))
+            .unwrap()
+            .set_len(PACKAGE_CAP + 1)
+            .unwrap();
+        match stage_package(dir.path(), &stage) {
+            Err(Staging::Refused(message)) => {
+                assert!(message.contains("more than 64 MiB"), "{message}")
+            }
+            _ => panic!("a package past the cap must be refused"),
+        }
     }
 
     #[test]
@@ -451,19 +449,21 @@ mod tests {
 
     #[test]
     fn the_generator_module_is_named_inside_the_package() {
+        let js = |d: &Path| js_main(d, &Manifest::read(d, Language::Js)?);
+        let py = |d: &Path| python_module(d, &Manifest::read(d, Language::Python)?);
         let dir = tempfile::tempdir().unwrap();
         let manifest = |text: &str| std::fs::write(dir.path().join("package.json"), text).unwrap();
         manifest("{\"name\": \"a\"}");
-        let missing = js_main(dir.path()).unwrap_err().to_string();
+        let missing = js(dir.path()).unwrap_err().to_string();
         assert!(
             missing.contains("\"generator.js\" is not in the package"),
             "{missing}"
         );
         std::fs::write(dir.path().join("generator.js"), "").unwrap();
-        assert_eq!(js_main(dir.path()).unwrap(), "generator.js");
+        assert_eq!(js(dir.path()).unwrap(), "generator.js");
         for bad in ["../x.js", "/etc/x.js", "a/../../x.js", "x.ts", ".hidden.js"] {
             manifest(&format!("{{\"main\": \"{bad}\"}}"));
-            assert!(js_main(dir.path()).is_err(), "{bad}");
+            assert!(js(dir.path()).is_err(), "{bad}");
         }
         assert!(js_entry("lib/gen.js").contains("import generator from \"./lib/gen.js\";"));
 
@@ -473,18 +473,18 @@ mod tests {
         )
         .unwrap();
         assert!(
-            python_module(dir.path())
+            py(dir.path())
                 .unwrap_err()
                 .to_string()
                 .contains("write generator.py")
         );
         std::fs::write(dir.path().join("generator.py"), "").unwrap();
-        assert_eq!(python_module(dir.path()).unwrap(), "generator");
+        assert_eq!(py(dir.path()).unwrap(), "generator");
         std::fs::write(
             dir.path().join("pyproject.toml"),
             "[tool.seams]\nmodule = \"os; rm\"\n",
         )
         .unwrap();
-        assert!(python_module(dir.path()).is_err());
+        assert!(py(dir.path()).is_err());
     }
 }
