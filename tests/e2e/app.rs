@@ -103,7 +103,13 @@ impl Server {
                     );
                     break;
                 }
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                // A connection alone is not enough: a server another test
+                // started on the same port between our probe and this
+                // child's bind would answer it, and this test would then
+                // talk to the wrong app.
+                if TcpStream::connect(("127.0.0.1", port)).is_ok()
+                    && listens_on(server.child.id(), port)
+                {
                     return server;
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -120,6 +126,58 @@ impl Server {
     fn port(&self) -> &str {
         self.base.rsplit(':').next().unwrap()
     }
+}
+
+/// Whether process `pid` or one of its descendants holds the socket that
+/// listens on loopback `port`, found through Linux's `/proc`.
+fn listens_on(pid: u32, port: u16) -> bool {
+    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|table| std::fs::read_to_string(table).ok())
+        .flat_map(|table| {
+            table
+                .lines()
+                .skip(1)
+                .filter_map(|line| {
+                    let fields: Vec<&str> = line.split_whitespace().collect();
+                    let local_port = fields.get(1)?.rsplit(':').next()?;
+                    let listening = fields.get(3) == Some(&"0A");
+                    let ours = listening && u16::from_str_radix(local_port, 16) == Ok(port);
+                    ours.then_some(format!("socket:[{}]", fields.get(9)?))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut pids = vec![pid];
+    while let Some(pid) = pids.pop() {
+        let holds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+            .any(|target| {
+                inodes
+                    .iter()
+                    .any(|inode| target.as_os_str() == inode.as_str())
+            });
+        if holds {
+            return true;
+        }
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            pids.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    false
 }
 
 /// One answer: status, `HX-Trigger` header, content type, body.
