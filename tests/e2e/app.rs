@@ -8,12 +8,13 @@
 //! it). The same apps clicked through in Chromium are in `browser.rs`.
 
 use std::collections::BTreeMap;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use seams_tests::html::{attribute, attribute_values, elements};
+use seams_tests::listener::{free_port, listens_on};
 use seams_tests::{EXAMPLES, repo_root};
 
 /// How long uvicorn may take to start, and a request to answer.
@@ -75,11 +76,7 @@ impl Server {
         for _ in 0..3 {
             // The port is free now; another process may take it before the
             // server binds, in which case it exits and we try again.
-            let port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
+            let port = free_port();
             let log = dir.join(format!("{name}-{port}.log"));
             let child = command(port)
                 .stdin(Stdio::null())
@@ -126,58 +123,6 @@ impl Server {
     fn port(&self) -> &str {
         self.base.rsplit(':').next().unwrap()
     }
-}
-
-/// Whether process `pid` or one of its descendants holds the socket that
-/// listens on loopback `port`, found through Linux's `/proc`.
-fn listens_on(pid: u32, port: u16) -> bool {
-    let inodes: Vec<String> = ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|table| std::fs::read_to_string(table).ok())
-        .flat_map(|table| {
-            table
-                .lines()
-                .skip(1)
-                .filter_map(|line| {
-                    let fields: Vec<&str> = line.split_whitespace().collect();
-                    let local_port = fields.get(1)?.rsplit(':').next()?;
-                    let listening = fields.get(3) == Some(&"0A");
-                    let ours = listening && u16::from_str_radix(local_port, 16) == Ok(port);
-                    ours.then_some(format!("socket:[{}]", fields.get(9)?))
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let mut pids = vec![pid];
-    while let Some(pid) = pids.pop() {
-        let holds = std::fs::read_dir(format!("/proc/{pid}/fd"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|fd| std::fs::read_link(fd.path()).ok())
-            .any(|target| {
-                inodes
-                    .iter()
-                    .any(|inode| target.as_os_str() == inode.as_str())
-            });
-        if holds {
-            return true;
-        }
-        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            pids.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-    }
-    false
 }
 
 /// One answer: status, `HX-Trigger` header, content type, body.

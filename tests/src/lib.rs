@@ -3,6 +3,7 @@
 //! process.
 
 pub mod html;
+pub mod listener;
 pub mod registry;
 pub mod webdriver;
 

@@ -4,10 +4,12 @@
 //! by the test, stopped when dropped (and startable again on the same port
 //! and storage, to test what works offline).
 
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::listener::{free_port, listens_on};
 
 /// A running (or stopped) registry.
 pub struct TestRegistry {
@@ -25,34 +27,38 @@ impl TestRegistry {
     /// A registry that lets only `users` (name, password) in.
     pub fn with_users(users: &[(&str, &str)]) -> TestRegistry {
         let dir = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut config = format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
-            dir.path().join("storage").display()
-        );
+        let mut auth = String::new();
         if !users.is_empty() {
             let htpasswd: String = users
                 .iter()
                 .map(|(user, password)| format!("{user}:{}\n", bcrypt::hash(password, 4).unwrap()))
                 .collect();
             std::fs::write(dir.path().join("htpasswd"), htpasswd).unwrap();
-            config.push_str(&format!(
+            auth = format!(
                 "auth:\n  htpasswd:\n    realm: seams-tests\n    path: {}\n",
                 dir.path().join("htpasswd").display()
-            ));
+            );
         }
-        std::fs::write(dir.path().join("config.yml"), config).unwrap();
         let mut registry = TestRegistry {
             dir,
-            port,
+            port: 0,
             child: None,
         };
-        registry.resume();
-        registry
+        // The port is free when picked; another test's server may take it
+        // before the registry binds it, and then the registry exits.
+        for _ in 0..3 {
+            registry.port = free_port();
+            let config = format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{}\n{auth}",
+                registry.storage().display(),
+                registry.port,
+            );
+            std::fs::write(registry.dir.path().join("config.yml"), config).unwrap();
+            if registry.listen() {
+                return registry;
+            }
+        }
+        panic!("no free port for the registry after three tries");
     }
 
     /// `127.0.0.1:PORT`.
@@ -71,8 +77,18 @@ impl TestRegistry {
     /// Starts it again on the same port and storage, and waits until it
     /// answers.
     pub fn resume(&mut self) {
+        assert!(
+            self.listen(),
+            "the registry could not listen on {} again",
+            self.port
+        );
+    }
+
+    /// Starts the registry and waits until it holds its port: false when
+    /// it exited first (the port was taken).
+    fn listen(&mut self) -> bool {
         assert!(self.child.is_none(), "the registry runs already");
-        let child = Command::new("docker-registry")
+        let mut child = Command::new("docker-registry")
             .arg("serve")
             .arg(self.dir.path().join("config.yml"))
             .stdin(Stdio::null())
@@ -80,14 +96,22 @@ impl TestRegistry {
             .stderr(Stdio::null())
             .spawn()
             .expect("docker-registry runs (tests/run installs Debian's docker-registry)");
-        self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "the registry did not listen on {}",
-                self.port
-            );
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                return false;
+            }
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+                && listens_on(child.id(), self.port)
+            {
+                self.child = Some(child);
+                return true;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the registry did not listen on {}", self.port);
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -278,6 +302,6 @@ impl Drop for FakeRegistry {
         self.stopped
             .store(true, std::sync::atomic::Ordering::SeqCst);
         // Wakes the accepting thread so that it sees the flag and ends.
-        let _ = std::net::TcpStream::connect(&self.host);
+        let _ = TcpStream::connect(&self.host);
     }
 }
