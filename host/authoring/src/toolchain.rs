@@ -25,9 +25,23 @@ pub(crate) const COMPONENTIZE_PY: &str = "0.25.1";
 /// one `sdk/js/package.json` pins.
 pub(crate) const COMPONENTIZE_JS: &str = "0.23.0";
 
+/// The pip requirements of the componentize-py install, with every
+/// wheel's hash.
+const PY_REQUIREMENTS: &str = include_str!("toolchain/requirements.txt");
+
 /// The npm manifest and lockfile of the componentize-js install.
 const JS_MANIFEST: &str = include_str!("toolchain/package.json");
 const JS_LOCK: &str = include_str!("toolchain/package-lock.json");
+
+/// How pip installs `requirements.txt`: wheels only, each checked
+/// against its hash.
+const PIP_PINNED: [&str; 5] = [
+    "--only-binary",
+    ":all:",
+    "--require-hashes",
+    "-r",
+    "requirements.txt",
+];
 
 /// Written last into a tool's directory: the install finished.
 const READY: &str = ".seams-ready";
@@ -153,14 +167,10 @@ impl Tool {
                 let mut venv = Command::new(python);
                 venv.args(["-m", "venv", "."]);
                 quiet(&mut venv);
+                // pip installs only a wheel whose hash the file pins.
+                let _ = std::fs::write(dir.join("requirements.txt"), PY_REQUIREMENTS);
                 let mut pip = Command::new(dir.join("bin/pip"));
-                pip.args([
-                    "install",
-                    "--quiet",
-                    "--only-binary",
-                    ":all:",
-                    &format!("componentize-py=={COMPONENTIZE_PY}"),
-                ]);
+                pip.args(["install", "--quiet"]).args(PIP_PINNED);
                 quiet(&mut pip);
                 vec![venv, pip]
             }
@@ -213,6 +223,8 @@ mod tests {
     fn the_pinned_versions_are_the_sdks() {
         let pyproject = include_str!("../../../sdk/python/pyproject.toml");
         assert!(pyproject.contains(&format!("\"componentize-py=={COMPONENTIZE_PY}\"")));
+        assert!(PY_REQUIREMENTS.contains(&format!("\ncomponentize-py=={COMPONENTIZE_PY} \\\n")));
+        assert_eq!(PY_REQUIREMENTS.matches("--hash=sha256:").count(), 5);
         let package: serde_json::Value =
             serde_json::from_str(include_str!("../../../sdk/js/package.json")).unwrap();
         assert_eq!(
@@ -232,6 +244,47 @@ mod tests {
                 assert!(package["integrity"].is_string(), "{path} has no integrity");
             }
         }
+    }
+
+    /// pip, as seams runs it, refuses a componentize-py wheel that is not
+    /// one of the pinned files (offline: a local index holds the forgery).
+    #[test]
+    fn pip_refuses_a_wheel_whose_hash_is_not_pinned() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index");
+        std::fs::create_dir(&index).unwrap();
+        std::fs::write(
+            index.join(format!(
+                "componentize_py-{COMPONENTIZE_PY}-py3-none-any.whl"
+            )),
+            b"not the wheel PyPI holds",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("requirements.txt"), PY_REQUIREMENTS).unwrap();
+        let output = Command::new(python3())
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-index",
+            ])
+            .arg("--find-links")
+            .arg(&index)
+            .arg("--dest")
+            .arg(dir.path().join("got"))
+            .args(PIP_PINNED)
+            .current_dir(dir.path())
+            .env("PIP_CONFIG_FILE", "/dev/null")
+            .env_remove("PIP_FIND_LINKS")
+            .output()
+            .expect("python3 with pip");
+        let printed = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{printed}");
+        assert!(printed.contains("DO NOT MATCH THE HASHES"), "{printed}");
+        let got = std::fs::read_dir(dir.path().join("got")).map_or(0, |d| d.count());
+        assert_eq!(got, 0, "pip kept the forged wheel");
     }
 
     #[test]
