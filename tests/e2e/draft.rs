@@ -1211,7 +1211,15 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     ]);
     assert_eq!(run.code, 0, "{run:?}");
     let shipped = seams_authoring::read_cases(&cases).unwrap();
-    assert!(shipped.len() >= 13, "{shipped:?}");
+    assert!(shipped.len() >= 15, "{shipped:?}");
+    // Every language is drafted in the shipped set.
+    for language in seams_authoring::Language::ALL {
+        assert!(
+            shipped.iter().any(|c| c.language == language),
+            "no {} case",
+            language.name()
+        );
+    }
     for case in shipped.iter().map(|c| c.name.as_str()) {
         let row = seams_authoring::EvalReport::row_of(&run.stdout, case);
         let row = row.unwrap_or_else(|| panic!("{case}: {}", run.stdout));
@@ -1305,6 +1313,13 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
         &shipped_reference("expense-statuses", "statuses.py"),
         "rejected_by = \"add ui:Attribute\"",
     );
+    // The same failure mode drafted in Python: the same probe rejects it.
+    case(
+        "chat-nav-python--nav-iri-order",
+        "nav.html",
+        NAV,
+        "language = \"python\"\nrejected_by = \"rename\"",
+    );
     let run = seams(&[
         "draft-eval",
         replays.path().to_str().unwrap(),
@@ -1319,15 +1334,21 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let totals = &report["totals"];
     assert_eq!(totals["accepted"], 1, "{report:#}");
-    assert_eq!(totals["cases"], 7);
+    assert_eq!(totals["cases"], 8);
     assert_eq!(
-        totals["passed_tests"], 7,
+        totals["passed_tests"], 8,
         "every replay passes the four tests"
     );
     assert_eq!(totals["passed_every_probe"], 1);
     assert_eq!(totals["as_expected"], true);
     for result in report["cases"].as_array().unwrap() {
         assert_eq!(result["as_expected"], true, "{result:#}");
+        let python = result["case"].as_str().unwrap().contains("-python");
+        assert_eq!(
+            result["language"],
+            if python { "python" } else { "rust" },
+            "{result:#}"
+        );
     }
     // The honest case, now expected to be rejected: the run fails.
     std::fs::write(

@@ -13,6 +13,7 @@
 //! name = "chat-nav"                    # the generator's name
 //! expect = "accepted"                  # optional: or "rejected"
 //! rejected_by = "rename"               # optional: the probe that must reject it
+//! language = "python"                  # optional: rust (the default), python or js
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::Language;
 use crate::draft::{DraftError, DraftRequest, PROBE_REASON, draft_generator};
 use seams_core::{Progress, Project};
 use seams_runtime::Runtime;
@@ -57,6 +59,7 @@ struct CaseFile {
     name: String,
     expect: Option<Expect>,
     rejected_by: Option<String>,
+    language: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -81,6 +84,8 @@ pub struct Case {
     pub expect_accepted: Option<bool>,
     /// The probe that should reject it, if the case says.
     pub rejected_by: Option<String>,
+    /// The language the extract step is asked in.
+    pub language: Language,
 }
 
 /// The cases in `dir`, by name.
@@ -112,6 +117,16 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, EvalError> {
                 message: "rejected_by needs expect = \"rejected\" (or no expect)".into(),
             });
         }
+        let language = match raw.language.as_deref() {
+            None => Language::Rust,
+            Some(name) => Language::from_name(name).ok_or_else(|| EvalError::Case {
+                path: file.clone(),
+                message: format!(
+                    "language {name:?} is not one of {}",
+                    Language::ALL.map(Language::name).join(", ")
+                ),
+            })?,
+        };
         cases.push(Case {
             name: case_dir
                 .file_name()
@@ -126,6 +141,7 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, EvalError> {
                 (None, None) => None,
             },
             rejected_by: raw.rejected_by,
+            language,
         });
     }
     if cases.is_empty() {
@@ -140,6 +156,8 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, EvalError> {
 pub struct CaseResult {
     /// The case's name.
     pub case: String,
+    /// The language of its extract step.
+    pub language: Language,
     /// Whether the draft was accepted.
     pub accepted: bool,
     /// Attempts made.
@@ -172,6 +190,7 @@ pub fn run_case(
     request.reference = case.reference.clone();
     request.no_cache = true;
     request.eval_case = Some(case.name.clone());
+    request.language = case.language;
     let mut sink = Vec::new();
     let outcome = match &scratch {
         Ok(scratch) => {
@@ -204,6 +223,7 @@ pub fn run_case(
     });
     CaseResult {
         case: case.name.clone(),
+        language: case.language,
         accepted,
         attempts,
         passed_tests,
@@ -348,6 +368,7 @@ impl EvalReport {
         json!({
             "cases": self.results.iter().map(|r| json!({
                 "case": r.case,
+                "language": r.language.name(),
                 "accepted": r.accepted,
                 "attempts": r.attempts,
                 "passed_tests": r.passed_tests,
@@ -375,6 +396,7 @@ mod tests {
     fn result(case: &str, accepted: bool, attempts: u32, probes: &[&str]) -> CaseResult {
         CaseResult {
             case: case.into(),
+            language: Language::Rust,
             accepted,
             attempts,
             passed_tests: accepted || !probes.is_empty(),
@@ -431,12 +453,14 @@ mod tests {
         );
         write(
             "a",
-            "project = \"p\"\nreference = \"r.html\"\nname = \"a\"\nexpect = \"accepted\"\n",
+            "project = \"p\"\nreference = \"r.html\"\nname = \"a\"\nexpect = \"accepted\"\nlanguage = \"js\"\n",
         );
         std::fs::create_dir(dir.path().join("not-a-case")).unwrap();
         let cases = read_cases(dir.path()).unwrap();
         assert_eq!(cases.len(), 2);
         assert_eq!(cases[0].name, "a");
+        assert_eq!(cases[0].language, Language::Js);
+        assert_eq!(cases[1].language, Language::Rust);
         assert_eq!(cases[0].expect_accepted, Some(true));
         assert_eq!(cases[1].expect_accepted, Some(false));
         assert_eq!(cases[1].project, dir.path().join("b").join("p"));
@@ -449,6 +473,16 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("rejected_by needs")
+        );
+        write(
+            "c",
+            "project = \"p\"\nreference = \"r\"\nname = \"c\"\nlanguage = \"ruby\"\n",
+        );
+        let error = read_cases(dir.path()).unwrap_err().to_string();
+        assert!(error.contains("c/case.toml"), "{error}");
+        assert!(
+            error.contains("language \"ruby\" is not one of rust, python, js"),
+            "{error}"
         );
         write("c", "project = 1\n");
         assert!(
