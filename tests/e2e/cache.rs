@@ -1,16 +1,25 @@
 //! The compiled-component cache: written on first load, used on the next;
 //! a damaged, foreign or exposed entry is recompiled rather than trusted, a
-//! directory others can write is not used, and old entries go.
+//! directory others can write is not used, and old entries go. Beside it,
+//! the compiled functions: another component with the same code compiles
+//! none of it again.
 
 use seams_tests::HOSTILE_WASM;
 
-fn cached_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+/// The files in `dir` named `*.extension`, sorted.
+fn files_of(dir: &std::path::Path, extension: &str) -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == extension))
         .collect();
     files.sort();
     files
+}
+
+/// The compiled components in `dir`.
+fn cached_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    files_of(dir, "cwasm")
 }
 
 /// A model on which the hostile generator behaves.
@@ -86,10 +95,15 @@ fn replace(path: &std::path::Path, bytes: &[u8]) {
 /// A runtime on `cache` loads the hostile component and runs it; gives the
 /// outputs.
 fn load_and_run(cache: &std::path::Path) -> Vec<seams_runtime::Output> {
-    let bytes = std::fs::read(HOSTILE_WASM).unwrap();
+    load_and_run_bytes(cache, &std::fs::read(HOSTILE_WASM).unwrap())
+}
+
+/// A runtime on `cache` loads the component `bytes` and runs it; gives the
+/// outputs.
+fn load_and_run_bytes(cache: &std::path::Path, bytes: &[u8]) -> Vec<seams_runtime::Output> {
     let model = model();
     let runtime = seams_runtime::Runtime::new(Some(cache.to_owned())).unwrap();
-    let loaded = runtime.load("hostile.wasm", &bytes).unwrap();
+    let loaded = runtime.load("hostile.wasm", bytes).unwrap();
     runtime
         .run(&loaded, &model, &seams_runtime::Limits::default())
         .unwrap()
@@ -169,11 +183,17 @@ fn the_cache_trusts_no_entry_it_cannot_vouch_for() {
     // A directory others may write is not used at all.
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     std::fs::remove_file(&entry).unwrap();
+    let listing = || {
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
     assert_eq!(load_and_run(&dir), expected);
-    assert!(
-        cached_files(&dir).is_empty(),
-        "nothing written to a shared directory"
-    );
+    assert_eq!(listing(), before, "nothing written to a shared directory");
 }
 
 #[test]
@@ -208,4 +228,86 @@ fn old_entries_are_evicted() {
         1,
         "the new entry stays"
     );
+}
+
+/// `bytes` with a custom section named `name` appended: another component
+/// (another sha256) with the same code.
+fn with_custom_section(bytes: &[u8], name: &str) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            out.push(if n == 0 { byte } else { byte | 0x80 });
+            if n == 0 {
+                break;
+            }
+        }
+    }
+    let mut body = Vec::new();
+    leb(name.len(), &mut body);
+    body.extend_from_slice(name.as_bytes());
+    body.extend_from_slice(b"payload");
+    let mut out = bytes.to_vec();
+    out.push(0);
+    leb(body.len(), &mut out);
+    out.extend_from_slice(&body);
+    out
+}
+
+/// How many compiled functions the segment at `path` holds.
+fn functions_in(path: &std::path::Path) -> usize {
+    let bytes = std::fs::read(path).unwrap();
+    let payload = &bytes[..bytes.len() - 40];
+    let (mut at, mut count) = (0, 0);
+    while at < payload.len() {
+        let len = u32::from_le_bytes(payload[at + 32..at + 36].try_into().unwrap());
+        at += 36 + len as usize;
+        count += 1;
+    }
+    count
+}
+
+#[test]
+fn another_component_with_the_same_code_compiles_little_of_it_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let first = std::fs::read(HOSTILE_WASM).unwrap();
+    let expected = load_and_run_bytes(dir, &first);
+    let segments = files_of(dir, "functions");
+    assert_eq!(segments.len(), 1, "what the compile made, kept");
+    assert_eq!(mode(&segments[0]), 0o600);
+    let all = functions_in(&segments[0]);
+    assert!(all > 100, "{all} functions");
+
+    // Its functions come from the cache: the compile adds few. (Not none:
+    // wasmtime numbers some functions' IR differently from one process to
+    // the next, and Cranelift's key hashes the IR: the same machine code
+    // under another key.)
+    let second = with_custom_section(&first, "another");
+    assert_eq!(load_and_run_bytes(dir, &second), expected);
+    assert_eq!(cached_files(dir).len(), 2, "another component");
+    let added: usize = files_of(dir, "functions")
+        .iter()
+        .filter(|p| **p != segments[0])
+        .map(|p| functions_in(p))
+        .sum();
+    assert!(added * 4 < all, "{added} of {all} compiled again");
+
+    // A segment that is not as seams wrote it is not used: the next
+    // compile makes its functions again, and the run is the same.
+    let good = std::fs::read(&segments[0]).unwrap();
+    let mut tampered = good.clone();
+    tampered[good.len() / 2] ^= 0xff;
+    for segment in files_of(dir, "functions") {
+        replace(&segment, &tampered);
+    }
+    let third = with_custom_section(&first, "a third");
+    assert_eq!(load_and_run_bytes(dir, &third), expected);
+    let remade = files_of(dir, "functions")
+        .iter()
+        .filter(|p| std::fs::read(p).unwrap() != tampered)
+        .map(|p| functions_in(p))
+        .max()
+        .unwrap_or(0);
+    assert!(remade * 4 > all * 3, "{remade} of {all} compiled again");
 }

@@ -31,11 +31,11 @@ pub(crate) const MAX_ENTRIES: usize = 32;
 /// The last bytes of an entry but the hash: the format. (Format 1 held a
 /// sha256 header, format 2 a blake3 header: their entries are compiled
 /// again.)
-const MAGIC: &[u8; 8] = b"seamsc3\n";
+pub(crate) const MAGIC: &[u8; 8] = b"seamsc3\n";
 
 /// The trailer's length: the format, then the blake3 hash of what comes
 /// before it.
-const TRAILER: u64 = (MAGIC.len() + blake3::OUT_LEN) as u64;
+pub(crate) const TRAILER: u64 = (MAGIC.len() + blake3::OUT_LEN) as u64;
 
 pub(crate) struct ComponentCache {
     dir: PathBuf,
@@ -60,17 +60,17 @@ pub fn private_dir(dir: &Path) -> Option<&Path> {
     (meta.is_dir() && private(&meta)).then_some(dir)
 }
 
+/// What names an engine's compiled code: its compatibility hash, so that
+/// another engine never loads it.
+pub(crate) fn engine_key(engine: &Engine) -> String {
+    let mut hasher = std::hash::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
 impl ComponentCache {
     pub(crate) fn new(dir: PathBuf) -> Self {
         ComponentCache { dir }
-    }
-
-    /// What names an engine's compiled components: its compatibility
-    /// hash, so that another engine never loads them.
-    fn engine_key(engine: &Engine) -> String {
-        let mut hasher = std::hash::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        format!("{:016x}", hasher.finish())
     }
 
     pub(crate) fn get_or_compile(
@@ -80,7 +80,7 @@ impl ComponentCache {
         bytes: &[u8],
     ) -> Result<Component, String> {
         let dir = private_dir(&self.dir);
-        let name = format!("{sha256}-{}.cwasm", Self::engine_key(engine));
+        let name = format!("{sha256}-{}.cwasm", engine_key(engine));
         if let Some(path) = dir.map(|dir| dir.join(&name))
             && verified(&path)
         {
@@ -167,7 +167,7 @@ fn namespaces_path(dir: &Path, sha256: &str) -> Option<PathBuf> {
 /// The file at `path` and its metadata, if it is a private regular file
 /// (see [`private`]), opened without following a link or blocking on a
 /// FIFO put there.
-fn open_private(path: &Path) -> Option<(std::fs::File, std::fs::Metadata)> {
+pub(crate) fn open_private(path: &Path) -> Option<(std::fs::File, std::fs::Metadata)> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -203,7 +203,7 @@ fn verified(path: &Path) -> bool {
 
 /// Writes an entry atomically: a private temporary file in the cache
 /// directory, renamed into place, so a reader never sees part of one.
-fn write_entry(dir: &Path, name: &str, serialized: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_entry(dir: &Path, name: &str, serialized: &[u8]) -> std::io::Result<()> {
     let hash = blake3::hash(serialized);
     write_atomically(dir, name, &[serialized, MAGIC, hash.as_bytes()])
 }
@@ -227,17 +227,34 @@ fn write_atomically(dir: &Path, name: &str, pieces: &[&[u8]]) -> std::io::Result
 ///
 /// `dir` cannot be listed.
 pub fn evict(dir: &Path, extension: &str, keep: usize) -> std::io::Result<()> {
-    let mut entries: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)?
+    evict_beyond(dir, extension, keep as u64, |_| 1)
+}
+
+/// Removes the oldest (by modification time) of the files in `dir` named
+/// `*.extension` until the newest left weigh at most `budget` together,
+/// each weighing `weight` of its metadata.
+pub(crate) fn evict_beyond(
+    dir: &Path,
+    extension: &str,
+    budget: u64,
+    weight: impl Fn(&std::fs::Metadata) -> u64,
+) -> std::io::Result<()> {
+    let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == extension))
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, weight(&meta), e.path()))
+        })
         .collect();
-    if entries.len() <= keep {
-        return Ok(());
-    }
-    entries.sort();
-    for (_, path) in &entries[..entries.len() - keep] {
-        let _ = std::fs::remove_file(path);
+    // Newest first: they are kept while they fit.
+    entries.sort_by(|a, b| b.cmp(a));
+    let mut kept = 0u64;
+    for (_, weight, path) in &entries {
+        kept = kept.saturating_add(*weight);
+        if kept > budget {
+            let _ = std::fs::remove_file(path);
+        }
     }
     Ok(())
 }

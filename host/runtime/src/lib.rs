@@ -42,6 +42,7 @@ mod capture;
 mod clock;
 mod error;
 mod flush;
+mod function_cache;
 mod keeper;
 mod limits;
 mod linked;

@@ -18,6 +18,7 @@ use seams_templates::{Rendered, TraceLine, sidecar_tail, sources_of};
 use crate::budget::{self, Budget, GRACE, Stop};
 use crate::cache;
 use crate::error::{GeneratorError, GeneratorErrorKind, ProtocolError, RuntimeError};
+use crate::function_cache::FunctionCache;
 use crate::limits::{HOST_STACK_BYTES, Limits};
 use crate::linked::Pre;
 use crate::meta::Meta;
@@ -152,8 +153,12 @@ impl LoadedGenerator {
     }
 }
 
-/// The sandbox's engine settings, with `stack_bytes` of wasm stack.
-fn engine_config(stack_bytes: usize) -> Config {
+/// The sandbox's engine settings, with `stack_bytes` of wasm stack, its
+/// compiler keeping what it compiles in `functions` when given.
+fn engine_config(
+    stack_bytes: usize,
+    functions: Option<Arc<dyn wasmtime::CacheStore>>,
+) -> Result<Config, RuntimeError> {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
@@ -164,7 +169,14 @@ fn engine_config(stack_bytes: usize) -> Config {
         .cranelift_nan_canonicalization(true)
         .relaxed_simd_deterministic(true)
         .max_wasm_stack(stack_bytes);
-    config
+    if let Some(functions) = functions {
+        config
+            .enable_incremental_compilation(functions)
+            .map_err(|e| RuntimeError::Engine {
+                message: format!("{e:#}"),
+            })?;
+    }
+    Ok(config)
 }
 
 /// The engine, its linker and its component cache. One per process.
@@ -176,6 +188,8 @@ pub struct Runtime {
     engine: OnceLock<Result<Engine, RuntimeError>>,
     linker: OnceLock<Result<Linker<Sandbox>, RuntimeError>>,
     cache: Option<cache::ComponentCache>,
+    /// The compiler's functions, kept beside the compiled components.
+    functions: Option<Arc<FunctionCache>>,
     ticking: Arc<AtomicBool>,
     work: HostWork,
     stack_bytes: usize,
@@ -220,6 +234,9 @@ impl Runtime {
         Ok(Runtime {
             engine: OnceLock::new(),
             linker: OnceLock::new(),
+            functions: cache_dir
+                .clone()
+                .map(|dir| Arc::new(FunctionCache::new(dir))),
             cache: cache_dir.map(cache::ComponentCache::new),
             ticking: Arc::new(AtomicBool::new(true)),
             work: HostWork {
@@ -235,11 +252,17 @@ impl Runtime {
     fn engine(&self) -> Result<&Engine, &RuntimeError> {
         self.engine
             .get_or_init(|| {
-                let engine = Engine::new(&engine_config(self.stack_bytes)).map_err(|e| {
-                    RuntimeError::Engine {
-                        message: format!("{e:#}"),
-                    }
+                let functions = self.functions.as_ref().map(|functions| {
+                    let store: Arc<dyn wasmtime::CacheStore> = functions.clone();
+                    store
+                });
+                let config = engine_config(self.stack_bytes, functions)?;
+                let engine = Engine::new(&config).map_err(|e| RuntimeError::Engine {
+                    message: format!("{e:#}"),
                 })?;
+                if let Some(functions) = &self.functions {
+                    functions.set_engine(cache::engine_key(&engine));
+                }
                 let weak = engine.weak();
                 let flag = self.ticking.clone();
                 std::thread::Builder::new()
@@ -350,8 +373,12 @@ impl Runtime {
         let component = match &self.cache {
             Some(cache) => cache.get_or_compile(engine, sha256, bytes),
             None => Component::new(engine, bytes).map_err(|e| format!("{e:#}")),
+        };
+        if let Some(functions) = &self.functions {
+            functions.persist();
         }
-        .map_err(|message| fail(GeneratorErrorKind::Compile { message }))?;
+        let component =
+            component.map_err(|message| fail(GeneratorErrorKind::Compile { message }))?;
         let linker = self
             .linker()
             .map_err(|e| fail(GeneratorErrorKind::Engine(e.clone())))?;
