@@ -170,3 +170,170 @@ fn a_link_planted_among_the_outputs_is_named_with_the_generator_that_writes_ther
     assert_eq!(snapshot(o), before, "nothing outside was written");
     assert_eq!(seams_in(p.path(), &["check"]).code, 0);
 }
+
+/// `git ARGS` in `dir`, which must succeed; its standard output.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "attacker")
+        .env("GIT_AUTHOR_EMAIL", "a@example.org")
+        .env("GIT_COMMITTER_NAME", "attacker")
+        .env("GIT_COMMITTER_EMAIL", "a@example.org")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository whose committed journal would rewrite `.git/config` in a
+/// fresh clone (the bytes of that file depend only on the URL and git's
+/// version, so the attacker knows their sha256) with an `fsmonitor`
+/// command that the next `git status` runs. seams replays only journals
+/// sealed on this machine, and never reads a model file under `.git`, so
+/// the clone's `.git/config` stays and nothing runs.
+#[test]
+fn a_committed_journal_cannot_rewrite_a_clones_git_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let origin = dir.path().join("origin");
+    let marker = dir.path().join("ran");
+    let command = dir.path().join("command.sh");
+    std::fs::write(&command, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(
+        &command,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let p = chat_project();
+    std::fs::create_dir(&origin).unwrap();
+    for file in ["model.ttl", "seams.toml"] {
+        std::fs::copy(p.path().join(file), origin.join(file)).unwrap();
+    }
+    git(&origin, &["init", "-q", "-b", "main"]);
+    git(&origin, &["add", "."]);
+    git(&origin, &["commit", "-q", "-m", "a project"]);
+    // What a fresh clone's .git/config holds, as the attacker learns it.
+    git(dir.path(), &["clone", "-q", "origin", "probe"]);
+    let config = std::fs::read(dir.path().join("probe/.git/config")).unwrap();
+    let config_sha = seams_model::sha256_hex(&config);
+    let pwned = format!(
+        "{}[core]\n\tfsmonitor = {}\n",
+        String::from_utf8_lossy(&config),
+        command.display()
+    );
+    let model_entry = serde_json::json!({
+        "path": ".git/config", "previous": config_sha, "text": pwned,
+    });
+    // The journal as it was (version 3, unsealed), with a seal made up,
+    // and with the model files naming .git/config as the attack needs.
+    let cases = [
+        ("an unsealed journal", 3, None, false),
+        ("a forged seal", 4, Some("0".repeat(64)), false),
+        (
+            "a forged seal, .git/config a model file",
+            4,
+            Some("0".repeat(64)),
+            true,
+        ),
+    ];
+    for (n, (what, version, seal, listed)) in cases.into_iter().enumerate() {
+        let mut journal = serde_json::json!({
+            "journal_version": version, "writes": [], "deletes": [], "model": model_entry,
+        });
+        if let Some(seal) = seal {
+            journal["seal"] = seal.into();
+        }
+        std::fs::write(origin.join("seams.journal"), journal.to_string()).unwrap();
+        let manifest = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+        let manifest = if listed {
+            manifest.replace("\"model.ttl\"", "\"model.ttl\", \".git/config\"")
+        } else {
+            manifest
+        };
+        assert!(!listed || manifest.contains(".git/config"));
+        std::fs::write(origin.join("seams.toml"), manifest).unwrap();
+        git(&origin, &["add", "."]);
+        git(&origin, &["commit", "-q", "-m", what]);
+        let clone = dir.path().join(format!("clone{n}"));
+        git(
+            dir.path(),
+            &["clone", "-q", "origin", clone.to_str().unwrap()],
+        );
+        assert_eq!(std::fs::read(clone.join(".git/config")).unwrap(), config);
+        for command in ["generate", "check"] {
+            let run = seams_in(&clone, &[command]);
+            assert_eq!(run.code, 1, "{what}: {command}: {run:?}");
+            let said = if listed {
+                "is inside a version-control directory"
+            } else {
+                "seams replays only the journals it wrote here"
+            };
+            let printed = format!("{}{}", run.stdout, run.stderr);
+            assert!(printed.contains(said), "{what}: {command}: {printed}");
+        }
+        assert_eq!(
+            std::fs::read(clone.join(".git/config")).unwrap(),
+            config,
+            "{what}"
+        );
+        git(&clone, &["status", "--short"]);
+        assert!(!marker.exists(), "{what}: the planted command ran");
+        // The clone's own journal is the attacker's: removing it, as the
+        // error says, lets generate run.
+        if !listed {
+            std::fs::remove_file(clone.join("seams.journal")).unwrap();
+            let run = seams_in(&clone, &["generate"]);
+            assert_eq!(run.code, 0, "{what}: {run:?}");
+        }
+    }
+    // The planted command would have run, had the config been rewritten:
+    // the test's own proof that it attacks something.
+    std::fs::write(dir.path().join("probe/.git/config"), &pwned).unwrap();
+    git(&dir.path().join("probe"), &["status", "--short"]);
+    assert!(marker.exists(), "git did not run the fsmonitor command");
+}
+
+/// A sidecar that is a link to a device (or a FIFO) is refused at once by
+/// `seams trace`, never read without end or waited on.
+#[test]
+fn a_sidecar_linked_to_dev_zero_or_a_fifo_is_refused_at_once() {
+    for plant in ["link", "fifo"] {
+        let p = chat_project();
+        assert_eq!(seams_in(p.path(), &["generate"]).code, 0);
+        let sidecar = p.path().join("out/conversations.html.trace.json");
+        std::fs::remove_file(&sidecar).unwrap();
+        if plant == "link" {
+            symlink("/dev/zero", &sidecar).unwrap();
+        } else {
+            let status = std::process::Command::new("mkfifo")
+                .arg(&sidecar)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_seams"))
+            .args(["trace", "out/conversations.html:22", "--project"])
+            .arg(p.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{plant}: seams trace still reading after 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{plant}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("conversations.html.trace.json"),
+            "{plant}: {stderr}"
+        );
+    }
+}

@@ -27,6 +27,7 @@ use crate::output_dir::parent_dir;
 use crate::output_dir::{OutputDir, Staged};
 use crate::plan::Plan;
 use crate::project::{JOURNAL_FILE, Project, posix};
+use crate::seal::SealKey;
 use crate::stat_cache::FileStat;
 
 /// The file operations applying a plan needs: records (the journal, the
@@ -221,7 +222,7 @@ pub(crate) fn apply(
         && (!plan.writes.is_empty() || plan.lock_text.is_some());
     if let Some(journal) = &plan.journal {
         let path = root_path.join(JOURNAL_FILE);
-        let text = journal.to_text();
+        let text = journal.sealed_text(&SealKey::for_user()?);
         if in_place {
             fs.create_record(JOURNAL_FILE, text.as_bytes())
         } else {

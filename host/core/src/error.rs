@@ -22,6 +22,9 @@ pub enum GenerateError {
     /// The lock could not be read.
     #[error(transparent)]
     Lock(#[from] LockError),
+    /// The key journals are sealed with could not be had.
+    #[error(transparent)]
+    SealKey(#[from] crate::seal::SealKeyError),
     /// Generation would overwrite or delete files someone edited.
     #[error("{}", hand_edited_message(overwrite, delete))]
     HandEdited {

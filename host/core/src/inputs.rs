@@ -18,6 +18,7 @@ use crate::journal::{Journal, JournalModel, ModelEdit};
 use crate::lock::{LOCK_FILE, LOCK_VERSION, Lock, LockError, LockedModelFile, LockedOci};
 use crate::output_dir::{Found, OutputDir};
 use crate::project::{GeneratorSource, JOURNAL_FILE, MANIFEST, Project, posix};
+use crate::seal::SealKey;
 use crate::stat_cache::{FileStat, StatCache};
 use seams_registry::{Fetched, Pin, Reference, Registry, RegistryError};
 
@@ -43,17 +44,20 @@ fn component_bytes(
                 oci: None,
             });
         }
-        GeneratorSource::Wasm { path, .. } => std::fs::read(project.root.join(path))
-            .map(Cow::Owned)
-            .map_err(|e| {
-                fail(
-                    SourceError::Unreadable {
-                        path: path.display().to_string(),
-                        message: e.to_string(),
-                    }
-                    .into(),
-                )
-            })?,
+        GeneratorSource::Wasm { path, .. } => crate::project_file::read(
+            &project.root.join(path),
+            crate::project_file::COMPONENT_LIMIT,
+        )
+        .map(Cow::Owned)
+        .map_err(|e| {
+            fail(
+                SourceError::Unreadable {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                }
+                .into(),
+            )
+        })?,
         GeneratorSource::Oci(reference) => {
             let registry = project.registry.as_ref().ok_or_else(|| {
                 fail(GeneratorErrorKind::Internal(
@@ -411,17 +415,20 @@ impl ModelStamp {
 /// Reads and hashes `seams.toml` and the model files.
 pub(crate) fn read_model_stamp(project: &Project) -> Result<ModelStamp, GenerateError> {
     let manifest = project.root.join(MANIFEST);
-    let manifest_bytes = std::fs::read(&manifest).map_err(|source| GenerateError::Io {
-        path: manifest,
-        source,
-    })?;
+    let manifest_bytes = crate::project_file::read(&manifest, crate::project_file::MANIFEST_LIMIT)
+        .map_err(|source| GenerateError::Io {
+            path: manifest,
+            source,
+        })?;
     let mut model_files = Vec::new();
     let mut model_bytes = Vec::new();
     for path in &project.model_files {
-        let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = crate::project_file::read(path, crate::project_file::MODEL_LIMIT).map_err(
+            |source| ModelError::Io {
+                path: path.clone(),
+                source,
+            },
+        )?;
         let relative = path.strip_prefix(&project.root).unwrap_or(path);
         model_files.push(LockedModelFile {
             path: posix(relative),
@@ -462,20 +469,30 @@ pub(crate) fn parse_lock(path: &str, bytes: &[u8]) -> Result<(Lock, String), Loc
 /// Reads the project's journal, if an interrupted run left one. A journal
 /// cut short ([`Journal::cut_short`]) reads as one that announces
 /// nothing: its run was stopped before it renamed or deleted anything.
+/// Any other is used only when this machine's seams sealed it
+/// ([`crate::seal`]).
 ///
 /// # Errors
 ///
-/// An unreadable or invalid journal.
+/// An unreadable, invalid or unsealed journal, or no key to check it
+/// with.
 pub fn read_journal(project: &Project) -> Result<Option<Journal>, GenerateError> {
-    read_record(project, JOURNAL_FILE, parse_journal)
+    let Some(bytes) = read_record(project, JOURNAL_FILE, |_, bytes| Ok(bytes.to_vec()))? else {
+        return Ok(None);
+    };
+    let path = project.root.join(JOURNAL_FILE).display().to_string();
+    if Journal::cut_short(&bytes) {
+        return Ok(Some(Journal::empty()));
+    }
+    Ok(Some(parse_journal(&path, &bytes, &SealKey::for_user()?)?))
 }
 
-/// A journal's bytes as read from `path`, parsed.
-pub(crate) fn parse_journal(path: &str, bytes: &[u8]) -> Result<Journal, LockError> {
+/// A journal's bytes as read from `path`, parsed and its seal checked.
+pub(crate) fn parse_journal(path: &str, bytes: &[u8], key: &SealKey) -> Result<Journal, LockError> {
     if Journal::cut_short(bytes) {
         return Ok(Journal::empty());
     }
-    Journal::parse(path, decoded(path, bytes)?)
+    Journal::parse_sealed(path, decoded(path, bytes)?, key)
 }
 
 /// Reads the record `name` in the project directory (the lock or the
@@ -488,7 +505,7 @@ fn read_record<T>(
 ) -> Result<Option<T>, GenerateError> {
     let path = project.root.join(name);
     let shown = path.display().to_string();
-    match read_regular(&path, RECORD_LIMIT) {
+    match crate::project_file::read(&path, RECORD_LIMIT) {
         Ok(bytes) => Ok(Some(parse(&shown, &bytes)?)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => Err(LockError::Invalid {
@@ -506,46 +523,6 @@ fn read_record<T>(
 /// into memory whole. A thousand times what the lock of expense x100 (606
 /// outputs, 24k triples) takes, 447 KB.
 const RECORD_LIMIT: u64 = 512 << 20;
-
-/// The bytes of the file at `path`, which must be a regular file of at
-/// most `limit` bytes (else an error of kind `FileTooLarge`): opened
-/// without blocking, so that a FIFO put in a record's place is refused
-/// instead of waiting for a writer forever.
-fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other(
-            "not a regular file (a directory, FIFO, socket or device); remove it, or put back the file seams wrote",
-        ));
-    }
-    let too_large = |size: u64| {
-        std::io::Error::new(
-            std::io::ErrorKind::FileTooLarge,
-            format!("{size} bytes, over the limit of {limit}"),
-        )
-    };
-    if meta.len() > limit {
-        return Err(too_large(meta.len()));
-    }
-    // Reserved as std::fs::read does: a size that cannot be had is an
-    // error, not an abort.
-    let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(usize::try_from(meta.len()).unwrap_or(usize::MAX))
-        .map_err(std::io::Error::other)?;
-    // A file that grows while it is read stops at the limit.
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
-    }
-    Ok(bytes)
-}
 
 /// A record's bytes as text; `path` names it in the error.
 fn decoded<'a>(path: &str, bytes: &'a [u8]) -> Result<&'a str, LockError> {
@@ -784,8 +761,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("record");
         std::fs::write(&path, b"0123456789").unwrap();
-        assert_eq!(read_regular(&path, 10).unwrap(), b"0123456789");
-        let refused = read_regular(&path, 9).unwrap_err();
+        assert_eq!(crate::project_file::read(&path, 10).unwrap(), b"0123456789");
+        let refused = crate::project_file::read(&path, 9).unwrap_err();
         assert_eq!(refused.kind(), std::io::ErrorKind::FileTooLarge);
         assert!(
             refused
@@ -796,7 +773,7 @@ mod tests {
         // byte is read or reserved.
         let huge = std::fs::File::create(&path).unwrap();
         huge.set_len(1 << 40).unwrap();
-        let refused = read_regular(&path, RECORD_LIMIT).unwrap_err();
+        let refused = crate::project_file::read(&path, RECORD_LIMIT).unwrap_err();
         assert_eq!(refused.kind(), std::io::ErrorKind::FileTooLarge);
     }
 

@@ -23,11 +23,12 @@ use crate::lock::{LOCK_VERSION, Lock, LockError, LockedOutput};
 use crate::output_dir::OutputDir;
 use crate::output_dir::parent_dir;
 use crate::project::{JOURNAL_FILE, Project, posix};
+use crate::seal::SealKey;
 use seams_model::sha256_hex;
 
 /// The journal format's version: 3 adds the model file a write-back
-/// rewrites with its outputs.
-pub const JOURNAL_VERSION: u32 = 3;
+/// rewrites with its outputs, 4 the seal ([`crate::seal`]).
+pub const JOURNAL_VERSION: u32 = 4;
 
 /// The oldest version read: version 1 names neither the bytes a write
 /// replaces nor those of a deleted file, which its runs did not need (they
@@ -48,6 +49,11 @@ pub struct Journal {
     /// next run finishes writing it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<JournalModel>,
+    /// This machine's seal of the rest ([`Journal::sealed_text`]); a
+    /// journal without one (older than version 4, or not seams's) is
+    /// never replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
 }
 
 /// A model file a write-back replaces in the same run as the outputs it
@@ -173,7 +179,7 @@ impl Journal {
             .journal_version;
         if !(OLDEST_VERSION..=JOURNAL_VERSION).contains(&version) {
             return Err(error(format!(
-                "journal_version {version} is not {JOURNAL_VERSION}, the version this seams writes (nor {OLDEST_VERSION} or 2, which it reads); finish the interrupted run with the seams that started it"
+                "journal_version {version} is not {JOURNAL_VERSION}, the version this seams writes; finish the interrupted run with the seams that started it"
             )));
         }
         let journal: Journal = serde_json::from_str(text).map_err(shape)?;
@@ -185,6 +191,62 @@ impl Journal {
         Ok(journal)
     }
 
+    /// Parses a journal's text and checks its seal against `key`: only a
+    /// journal this machine's seams wrote is replayed.
+    ///
+    /// # Errors
+    ///
+    /// As [`Journal::parse`], and a journal with no seal or another's.
+    pub(crate) fn parse_sealed(
+        path: &str,
+        text: &str,
+        key: &SealKey,
+    ) -> Result<Journal, LockError> {
+        let journal = Journal::parse(path, text)?;
+        let unsealed = Journal {
+            seal: None,
+            ..journal.clone()
+        };
+        let sealed = journal
+            .seal
+            .as_deref()
+            .is_some_and(|seal| key.verifies(&unsealed.to_text(), seal));
+        if sealed {
+            return Ok(unsealed);
+        }
+        let whose = if journal.journal_version < JOURNAL_VERSION {
+            format!(
+                "it is unsealed (journal_version {}, from a seams before journals were sealed, or not from seams)",
+                journal.journal_version
+            )
+        } else {
+            format!(
+                "its seal is not this machine's (the key in {})",
+                key.path().display()
+            )
+        };
+        Err(LockError::Invalid {
+            path: path.to_owned(),
+            message: format!(
+                "{whose}: seams replays only the journals it wrote here, never one committed to a repository or copied into a project, since a journal may rewrite project files"
+            ),
+        })
+    }
+
+    /// The journal's text, sealed with `key`.
+    pub(crate) fn sealed_text(&self, key: &SealKey) -> String {
+        let unsealed = Journal {
+            seal: None,
+            ..self.clone()
+        };
+        let seal = key.seal(&unsealed.to_text());
+        Journal {
+            seal: Some(seal),
+            ..unsealed
+        }
+        .to_text()
+    }
+
     /// A journal that announces nothing: what one cut short says.
     pub(crate) fn empty() -> Journal {
         Journal {
@@ -192,6 +254,7 @@ impl Journal {
             writes: Vec::new(),
             deletes: Vec::new(),
             model: None,
+            seal: None,
         }
     }
 
@@ -388,6 +451,7 @@ mod tests {
         let whole = Journal {
             journal_version: JOURNAL_VERSION,
             model: None,
+            seal: None,
             writes: vec![JournalWrite {
                 path: "out/café.html".to_owned(),
                 sha256: "ab".repeat(32),
@@ -465,6 +529,7 @@ mod tests {
         let v2 = Journal {
             journal_version: JOURNAL_VERSION,
             model: None,
+            seal: None,
             writes: vec![
                 JournalWrite {
                     path: "out/a.html".to_owned(),
@@ -489,7 +554,7 @@ mod tests {
         assert_eq!(Journal::parse("seams.journal", &text).unwrap(), v2);
         // What seams never writes is refused, naming the file.
         for refused in [
-            r#"{"journal_version": 4, "writes": [], "deletes": []}"#,
+            r#"{"journal_version": 5, "writes": [], "deletes": []}"#,
             r#"{"journal_version": 0, "writes": [], "deletes": []}"#,
             r#"{"journal_version": 2, "writes": [], "deletes": [], "model": {"path": "m.ttl", "previous": "aa", "text": ""}}"#,
             r#"{"journal_version": 2, "writes": [], "deletes": [{"path": "out/b", "sha256": "dd"}]}"#,
@@ -503,11 +568,56 @@ mod tests {
         // fields this seams does not know.
         let newer = Journal::parse(
             "seams.journal",
-            r#"{"journal_version": 4, "writes": [], "deletes": [], "renames": []}"#,
+            r#"{"journal_version": 5, "writes": [], "deletes": [], "renames": []}"#,
         )
         .unwrap_err()
         .to_string();
-        assert!(newer.contains("journal_version 4 is not 3"), "{newer}");
+        assert!(newer.contains("journal_version 5 is not 4"), "{newer}");
+    }
+
+    #[test]
+    fn only_a_journal_this_machine_sealed_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = SealKey::in_dir(&dir.path().join("mine")).unwrap();
+        let theirs = SealKey::in_dir(&dir.path().join("theirs")).unwrap();
+        let journal = Journal {
+            model: Some(JournalModel {
+                path: "model.ttl".to_owned(),
+                previous: "aa".repeat(32),
+                text: "pwned".to_owned(),
+            }),
+            ..Journal::empty()
+        };
+        let sealed = journal.sealed_text(&key);
+        assert_eq!(
+            Journal::parse_sealed("seams.journal", &sealed, &key).unwrap(),
+            journal
+        );
+        let refused = |text: &str, key: &SealKey| {
+            Journal::parse_sealed("seams.journal", text, key)
+                .unwrap_err()
+                .to_string()
+        };
+        // Another machine's seal, no seal, a seal moved onto other content,
+        // a version 3 journal (before seals): each refused, saying why.
+        assert!(refused(&sealed, &theirs).contains("not this machine's"));
+        assert!(refused(&journal.to_text(), &key).contains("not this machine's"));
+        let moved = sealed.replace("pwned", "[core]\\n\\tfsmonitor = \\\"sh\\\"");
+        assert_ne!(moved, sealed);
+        assert!(refused(&moved, &key).contains("not this machine's"));
+        let v3 = r#"{"journal_version": 3, "writes": [], "deletes": [], "model": {"path": "m.ttl", "previous": "aa", "text": ""}}"#;
+        assert!(
+            refused(v3, &key).contains("unsealed"),
+            "{}",
+            refused(v3, &key)
+        );
+        // Whitespace or key order do not matter; the content does.
+        let value: serde_json::Value = serde_json::from_str(&sealed).unwrap();
+        let compact = value.to_string();
+        assert_eq!(
+            Journal::parse_sealed("seams.journal", &compact, &key).unwrap(),
+            journal
+        );
     }
 
     /// A lock of `outputs`: (path, letter standing for its bytes).
@@ -533,6 +643,7 @@ mod tests {
         let journal = Journal {
             journal_version: JOURNAL_VERSION,
             model: None,
+            seal: None,
             writes: vec![JournalWrite {
                 path: "out/w".to_owned(),
                 sha256: sha("new"),
@@ -619,5 +730,52 @@ mod tests {
                 assert!(recovered.outputs.contains(kept), "{what}");
             }
         }
+    }
+
+    #[test]
+    fn a_model_write_names_one_of_the_model_files_or_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("seams.toml"),
+            "[model]\nfiles = [\"model.ttl\"]\n\n[[generator]]\nbuiltin = \"htmx\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("model.ttl"), "old").unwrap();
+        let project = Project::load(dir.path()).unwrap();
+        let root = OutputDir::open(dir.path()).unwrap();
+        let manifest = std::fs::read(dir.path().join("seams.toml")).unwrap();
+        for path in [
+            "seams.toml",
+            "../outside.ttl",
+            "out/../seams.toml",
+            ".git/config",
+        ] {
+            let model = JournalModel {
+                path: path.to_owned(),
+                previous: sha256_hex(&manifest),
+                text: "pwned".to_owned(),
+            };
+            let error = finish_model_write(&project, &model, &root).unwrap_err();
+            assert!(
+                error
+                    .to_string()
+                    .contains("is not one of the [model] files"),
+                "{path}: {error}"
+            );
+        }
+        assert_eq!(
+            std::fs::read(dir.path().join("seams.toml")).unwrap(),
+            manifest
+        );
+        // Its own model file, holding the bytes it replaces: written.
+        let model = JournalModel {
+            path: "model.ttl".to_owned(),
+            previous: sha256_hex(b"old"),
+            text: "new".to_owned(),
+        };
+        assert!(finish_model_write(&project, &model, &root).unwrap());
+        assert_eq!(std::fs::read(dir.path().join("model.ttl")).unwrap(), b"new");
+        // Edited since: left as it is.
+        assert!(!finish_model_write(&project, &model, &root).unwrap());
     }
 }

@@ -43,9 +43,12 @@ mod output_dir;
 mod plan;
 mod progress;
 mod project;
+mod project_file;
 mod project_lock;
+mod seal;
 mod stat_cache;
 mod trace_view;
+mod trust;
 mod write_back;
 
 pub use add::{AddError, AddReport, add};
@@ -65,9 +68,11 @@ pub use output_dir::OutputDir;
 pub use progress::{Progress, Silent};
 pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
 pub use project_lock::Wait;
+pub use seal::SealKeyError;
 pub use trace_view::{
     LineView, OriginView, TermView, TraceView, TraceViewError, parse_target, trace_view,
 };
+pub use trust::{Authority, TrustError, TrustReport, trust, trusted};
 pub use write_back::{
     BlockChange, BlockPlan, Effect, Patch, Planned, Unexplained, WriteBackError, WriteBackPlan,
     explain, plan_block_write_back, plan_line_edit, plan_target, plan_write_back,
@@ -85,7 +90,9 @@ pub mod fuzzing {
 
     /// Reads a journal's bytes as `generate` and `check` do.
     pub fn journal(bytes: &[u8]) -> bool {
-        crate::inputs::parse_journal("seams.journal", bytes).is_ok()
+        let key = crate::seal::SealKey::in_dir(&std::env::temp_dir().join("seams-fuzz-state"))
+            .expect("a key");
+        crate::inputs::parse_journal("seams.journal", bytes, &key).is_ok()
     }
 }
 

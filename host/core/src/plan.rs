@@ -286,6 +286,7 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
                 })
                 .collect(),
             model: context.model_write,
+            seal: None,
         });
     }
     let text = context.lock.to_text();

@@ -293,7 +293,7 @@ impl Project {
 
     fn load_manifest(dir: &Path) -> Result<Project, ProjectError> {
         let path = dir.join(MANIFEST);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match crate::project_file::read(&path, crate::project_file::MANIFEST_LIMIT) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir.is_dir() => {
                 return Err(ProjectError::NoDirectory {
@@ -350,12 +350,15 @@ impl Project {
         }
         let mut model_files = Vec::new();
         for file in &model.files {
-            let rel = relative_path(file.get_ref()).map_err(|why| {
-                invalid(
-                    Some(file.span()),
-                    format!("[model] files: {} {why}", echo(file.get_ref())),
-                )
-            })?;
+            let rel = relative_path(file.get_ref())
+                .and_then(outside_version_control)
+                .and_then(model_suffix)
+                .map_err(|why| {
+                    invalid(
+                        Some(file.span()),
+                        format!("[model] files: {} {why}", echo(file.get_ref())),
+                    )
+                })?;
             model_files.push(root.join(rel));
         }
 
@@ -364,6 +367,7 @@ impl Project {
                 let dir = output.into_inner().dir;
                 let shown = echo(dir.get_ref());
                 let rel = relative_path(dir.get_ref())
+                    .and_then(outside_version_control)
                     .and_then(output_subdirectory)
                     .map_err(|why| {
                         invalid(Some(dir.span()), format!("[output] dir: {shown} {why}"))
@@ -573,6 +577,40 @@ fn relative_path(text: &str) -> Result<PathBuf, &'static str> {
     Ok(path.to_owned())
 }
 
+/// The directories version control keeps its own state in: its
+/// configuration runs commands (git's `core.fsmonitor`, hooks), so seams
+/// never reads a model from, or writes anything into, one of them.
+const VERSION_CONTROL: [&str; 8] = [
+    ".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".pijul", "CVS",
+];
+
+/// A path of the project that is not inside a version-control directory.
+fn outside_version_control(path: PathBuf) -> Result<PathBuf, &'static str> {
+    let inside = path.components().any(|c| {
+        VERSION_CONTROL
+            .iter()
+            .any(|vcs| c.as_os_str().eq_ignore_ascii_case(vcs))
+    });
+    if inside {
+        return Err(
+            "is inside a version-control directory (.git, .hg, .svn...), whose files seams never reads or writes",
+        );
+    }
+    Ok(path)
+}
+
+/// A model file must have one of the suffixes seams reads RDF from.
+fn model_suffix(path: PathBuf) -> Result<PathBuf, &'static str> {
+    let known = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| seams_model::MODEL_SUFFIXES.contains(&e));
+    if !known {
+        return Err("is not a model file: name a .ttl, .trig, .nt or .nq file");
+    }
+    Ok(path)
+}
+
 /// The output directory must be a subdirectory of the project, normalized
 /// (no `.` segments), and not the project's own `.seams` directory.
 fn output_subdirectory(path: PathBuf) -> Result<PathBuf, &'static str> {
@@ -681,6 +719,26 @@ mod tests {
                 "[model]\nfiles = [\"/etc/m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n",
                 "seams.toml:2:",
                 "[model] files",
+            ),
+            (
+                "[model]\nfiles = [\".git/config\"]\n[[generator]]\nbuiltin = \"htmx\"\n",
+                "seams.toml:2:",
+                "[model] files: \".git/config\" is inside a version-control directory",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\", \"./.Git/m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n",
+                "seams.toml:2:",
+                "is inside a version-control directory",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\", \"notes.txt\"]\n[[generator]]\nbuiltin = \"htmx\"\n",
+                "seams.toml:2:",
+                "\"notes.txt\" is not a model file: name a .ttl, .trig, .nt or .nq file",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[output]\ndir = \".hg/out\"\n[[generator]]\nbuiltin = \"htmx\"\n",
+                "seams.toml:4:",
+                "[output] dir: \".hg/out\" is inside a version-control directory",
             ),
             (
                 "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\nbuiltin = \"htmx\"\n[sandbox]\nfuel = 0\n",

@@ -27,6 +27,7 @@ mod cores;
 mod edit;
 mod elements;
 mod finding;
+pub mod input_file;
 pub mod input_text;
 mod model;
 pub mod position;
@@ -39,6 +40,8 @@ pub mod written;
 pub use cores::{WORTH_A_THREAD_BYTES, beside, cores};
 pub use edit::Edit;
 pub use finding::Finding;
-pub use model::{Model, ModelError, QueryError, hex, is_iri, sha256_hex, sha256_hex_of};
+pub use model::{
+    MODEL_SUFFIXES, Model, ModelError, QueryError, hex, is_iri, sha256_hex, sha256_hex_of,
+};
 pub use shapes::SUPPORTED as SUPPORTED_SHACL;
 pub use vocabulary::{Vocabulary, VocabularyError, is_namespace};

@@ -20,6 +20,10 @@ use crate::answer::{Answer, BoundedWriter};
 use crate::vocabulary::Watched;
 
 /// Prefixes every query gets unless the model binds the name itself.
+/// The suffixes of the files a model is read from: Turtle, TriG,
+/// N-Triples, N-Quads.
+pub const MODEL_SUFFIXES: [&str; 4] = ["ttl", "trig", "nt", "nq"];
+
 const STANDARD_PREFIXES: [(&str, &str); 3] = [
     ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
     ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
@@ -149,7 +153,7 @@ impl Model {
             .iter()
             .map(|path| {
                 let path = path.as_ref();
-                std::fs::read(path)
+                crate::input_file::read(path, crate::input_file::MODEL_FILE_LIMIT)
                     .map(|data| (path, data))
                     .map_err(|source| ModelError::Io {
                         path: path.to_owned(),
@@ -320,9 +324,11 @@ impl Model {
     /// a file that can no longer be read is left out.
     pub(crate) fn source_texts(&self) -> impl Iterator<Item = (PathBuf, String)> + '_ {
         self.sources.iter().filter_map(|source| match source {
-            Source::File(path) => std::fs::read(path)
-                .ok()
-                .map(|bytes| (path.clone(), String::from_utf8_lossy(&bytes).into_owned())),
+            Source::File(path) => {
+                crate::input_file::read(path, crate::input_file::MODEL_FILE_LIMIT)
+                    .ok()
+                    .map(|bytes| (path.clone(), String::from_utf8_lossy(&bytes).into_owned()))
+            }
             Source::Text(path, text) => Some((path.clone(), text.clone())),
         })
     }
