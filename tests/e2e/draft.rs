@@ -774,6 +774,27 @@ fn propose_settings_are_used_and_flags_win() {
         "--project",
         p.path().to_str().unwrap(),
     ];
+    // A project's provider is not used until the user trusts it.
+    let untrusted = seams(&base);
+    assert_eq!(untrusted.code, 1, "{untrusted:?}");
+    assert!(
+        untrusted.stderr.contains(
+            "seams.toml's [propose] sets provider, which would run a command or send a key"
+        ),
+        "{}",
+        untrusted.stderr
+    );
+    assert!(
+        untrusted.stderr.contains("seams trust"),
+        "{}",
+        untrusted.stderr
+    );
+    let trust = seams(&["trust", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(trust.code, 0, "{trust:?}");
+    assert!(
+        trust.stdout.contains("trusted: [propose] provider = "),
+        "{trust:?}"
+    );
     let from_manifest = seams(&base);
     assert_eq!(from_manifest.code, 1);
     assert!(
@@ -792,6 +813,22 @@ fn propose_settings_are_used_and_flags_win() {
         "{}",
         from_flag.stderr
     );
+
+    // A changed setting (a pull that swaps the command) is untrusted again.
+    let trusted = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+    std::fs::write(
+        p.path().join("seams.toml"),
+        trusted.replace("not-json", "exit-nonzero"),
+    )
+    .unwrap();
+    let changed = seams(&base);
+    assert!(
+        changed.stderr.contains("[propose] sets provider"),
+        "{}",
+        changed.stderr
+    );
+    let revoked = seams(&["trust", "--revoke", "--project", p.path().to_str().unwrap()]);
+    assert_eq!(revoked.code, 0, "{revoked:?}");
 
     let bare = TempProject::new(
         "<urn:a> <urn:b> \"c\" .\n",
@@ -1043,6 +1080,8 @@ fn each_api_provider_answers_fails_visibly_and_never_writes_the_key() {
             ),
         )
         .unwrap();
+        let trust = seams(&["trust", "--project", p.path().to_str().unwrap()]);
+        assert_eq!(trust.code, 0, "{trust:?}");
         let run = |model: &str, key: Option<&str>, extra: &[&str], out: &Path| {
             let mut command = Command::new(env!("CARGO_BIN_EXE_seams"));
             command
@@ -1371,4 +1410,76 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     let row = seams_authoring::EvalReport::row_of(&run.stdout, "chat-nav").unwrap();
     assert_eq!(row[1..4], ["yes", "1", "all passed"], "{}", run.stdout);
     assert_eq!(row[5], "NO", "{}", run.stdout);
+}
+
+/// A cloned project's `[propose]` holds the user's keys and shell until
+/// the user trusts it: a provider command is not run, and a `base_url`
+/// with a `key_env` naming any variable (an AWS key here) gets no request,
+/// whether the project names the provider or the user picks an API.
+#[test]
+fn a_cloned_projects_provider_runs_nothing_and_gets_no_key() {
+    const SECRET: &str = "AKIA-never-sent-7c1d";
+    let p = project();
+    let server = ApiServer::start(p.path());
+    let marker = p.path().join("ran");
+    let manifest = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+    let cases = [
+        (
+            format!("provider = \"sh -c 'touch {}'\"\n", marker.display()),
+            vec![],
+            "provider",
+        ),
+        (
+            format!(
+                "provider = \"api:openai\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nkey_env = \"SEAMS_TEST_AWS_KEY\"\n",
+                server.port
+            ),
+            vec![],
+            "provider, base_url, key_env",
+        ),
+        (
+            format!(
+                "base_url = \"http://127.0.0.1:{}/v1\"\nkey_env = \"SEAMS_TEST_AWS_KEY\"\n",
+                server.port
+            ),
+            vec!["--provider", "api:openai"],
+            "base_url, key_env",
+        ),
+        (
+            format!("base_url = \"http://127.0.0.1:{}/v1\"\n", server.port),
+            vec!["--provider", "api:openai"],
+            "base_url",
+        ),
+    ];
+    for (settings, flags, named) in cases {
+        std::fs::write(
+            p.path().join("seams.toml"),
+            format!("{manifest}\n[propose]\n{settings}"),
+        )
+        .unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_seams"))
+            .args(["draft-generator", "chat-title", "--reference"])
+            .arg(p.path().join("title.html"))
+            .args(["--llm-model", "good", "--out"])
+            .arg(p.path().join("pkg"))
+            .args(&flags)
+            .arg("--project")
+            .arg(p.path())
+            .env("SEAMS_TEST_AWS_KEY", SECRET)
+            .env("OPENAI_API_KEY", SECRET)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{settings}: {stderr}");
+        assert!(
+            stderr.contains(&format!("seams.toml's [propose] sets {named}, which")),
+            "{settings}: {stderr}"
+        );
+        assert!(!marker.exists(), "{settings}: the command ran");
+        assert!(
+            server.requests().is_empty(),
+            "{settings}: a request was sent"
+        );
+        assert!(!stderr.contains(SECRET));
+    }
 }

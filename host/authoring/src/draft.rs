@@ -75,7 +75,7 @@ pub enum DraftError {
     Scaffold(#[from] ScaffoldError),
     /// No provider was named.
     #[error(
-        "no provider: pass --provider CMD (or api:openai, api:anthropic), set provider in [propose] of seams.toml, or use --print-prompt and --answer FILE"
+        "no provider: pass --provider CMD (or api:openai, api:anthropic), set provider in [propose] of your configuration (~/.config/seams/config.toml), or use --print-prompt and --answer FILE"
     )]
     NoProvider,
     /// The provider setting is wrong.
@@ -119,6 +119,12 @@ pub struct DraftRequest {
     /// The provider: a command (the prompt on stdin), api:openai or api:anthropic (else provider in the propose table).
     #[arg(long, value_name = "CMD")]
     pub provider: Option<String>,
+    /// An API provider's base URL (else base_url in your configuration, else the vendor's); a key goes over plain HTTP only to this machine.
+    #[arg(long = "base-url", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The environment variable holding an API provider's key (else key_env in your configuration, else OPENAI_API_KEY / ANTHROPIC_API_KEY).
+    #[arg(long = "key-env", value_name = "VAR")]
+    pub key_env: Option<String>,
     /// The LLM model: SEAMS_LLM_MODEL for a command, the API's model (else model in the propose table).
     #[arg(long = "llm-model", value_name = "M")]
     pub llm_model: Option<String>,
@@ -756,20 +762,20 @@ pub fn draft_generator(
         });
     }
 
-    let spec = request
-        .provider
-        .clone()
-        .or_else(|| project.propose.provider.clone())
-        .ok_or(DraftError::NoProvider)?;
-    let provider = Provider::parse(
-        &spec,
-        project.propose.base_url.as_deref(),
-        project.propose.key_env.as_deref(),
+    let (provider, user_model) = crate::authority::provider_for(
+        project,
+        &seams_core::Authority {
+            provider: request.provider.clone(),
+            base_url: request.base_url.clone(),
+            key_env: request.key_env.clone(),
+        },
     )
     .map_err(DraftError::BadProvider)?;
+    let provider = provider.ok_or(DraftError::NoProvider)?;
     let llm_model = request
         .llm_model
         .clone()
+        .or(user_model)
         .or_else(|| project.propose.model.clone());
     let retries = request
         .retries

@@ -271,8 +271,12 @@ fn call_api(
         .build()
         .map_err(|e| Failure::fatal(format!("{name}: cannot start an HTTP client: {e}")))?;
     let sent = runtime.block_on(async {
+        // No redirects: reqwest drops `Authorization` on a redirect to
+        // another host, but not Anthropic's `x-api-key`; a provider's API
+        // answers where it is asked.
         let client = reqwest::Client::builder()
             .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Failure::fatal(format!("{name}: cannot start an HTTP client: {e}")))?;
         let mut call = client.post(&url).json(&body);

@@ -70,6 +70,8 @@ enum Command {
     View(commands::view::Args),
     /// Show which template lines wrote an output's lines, and the model elements behind them.
     Trace(commands::trace::Args),
+    /// Trust this project's [propose] provider, base_url and key_env, which run a command or send a key (recorded outside the project).
+    Trust(commands::trust::Args),
     /// Write hand edits of an output back into the model: the model change that gives the edited file back (a literal, or elements copied, removed, changed or reordered).
     WriteBack(commands::write_back::Args),
     /// Open the generation viewer: the project's outputs, traces, check state and write-back, in the browser.
@@ -197,6 +199,7 @@ fn dispatch(command: Command, console: &Console, out: &mut dyn Write, err: &mut 
         Command::Publish(args) => commands::publish::run(&mut io, args),
         Command::View(args) => commands::view::run(&mut io, args),
         Command::Trace(args) => commands::trace::run(&mut io, args),
+        Command::Trust(args) => commands::trust::run(&mut io, args),
         Command::WriteBack(args) => commands::write_back::run(&mut io, args),
         Command::Serve(args) => commands::serve::run(&mut io, args),
         Command::Completions { shell } => {

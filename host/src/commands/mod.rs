@@ -18,5 +18,6 @@ pub(crate) mod serve;
 #[cfg(feature = "authoring")]
 pub(crate) mod test_generator;
 pub(crate) mod trace;
+pub(crate) mod trust;
 pub(crate) mod view;
 pub(crate) mod write_back;
