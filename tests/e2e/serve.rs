@@ -114,26 +114,36 @@ fn raw(viewer: &Viewer, request_line: &str, headers: &[(&str, &str)], body: &str
     }
 }
 
-/// A page, asked by the browser that opened the printed URL: with the
-/// run's token in its cookie.
+/// `path` with the run's token in its query, as the viewer's links carry
+/// it.
+fn with_token(viewer: &Viewer, path: &str) -> String {
+    let joint = if path.contains('?') { '&' } else { '?' };
+    format!("{path}{joint}token={}", viewer.token)
+}
+
+/// A page, asked by the browser that opened the printed URL: a link of
+/// the viewer's, carrying the run's token.
 fn get(viewer: &Viewer, path: &str) -> Raw {
-    let cookie = format!("seams-viewer={}", viewer.token);
-    raw(viewer, &format!("GET {path}"), &[("Cookie", &cookie)], "")
+    raw(
+        viewer,
+        &format!("GET {}", with_token(viewer, path)),
+        &[],
+        "",
+    )
 }
 
 /// A page, asked by someone who did not see the printed URL.
-fn get_without_cookie(viewer: &Viewer, path: &str) -> Raw {
+fn get_without_token(viewer: &Viewer, path: &str) -> Raw {
     raw(viewer, &format!("GET {path}"), &[], "")
 }
 
 /// A form posted from the viewer's own page.
 fn post(viewer: &Viewer, fields: &[(&str, &str)]) -> Raw {
     let origin = viewer.base().to_owned();
-    let cookie = format!("seams-viewer={}", viewer.token);
     raw(
         viewer,
         "POST /write-back",
-        &[("Origin", &origin), ("Cookie", &cookie)],
+        &[("Origin", &origin)],
         &encode(fields),
     )
 }
@@ -188,9 +198,10 @@ fn the_viewer_shows_outputs_traces_and_check_state_and_follows_the_disk() {
     );
     for output in ["conversations.html", "thread.html", "app.py", "htmx.min.js"] {
         assert!(
-            index
-                .body
-                .contains(&format!("<a href=\"/output?path={output}\">{output}</a>")),
+            index.body.contains(&format!(
+                "<a href=\"/output?path={output}&amp;token={}\">{output}</a>",
+                viewer.token
+            )),
             "{output} not listed"
         );
     }
@@ -215,14 +226,14 @@ fn the_viewer_shows_outputs_traces_and_check_state_and_follows_the_disk() {
         aside.contains(&format!("name=\"token\" value=\"{}\"", viewer.token)),
         "{aside}"
     );
-    // Without the token's cookie, nothing is shown at all: another user
+    // Without the token, nothing is shown at all: another user
     // of the machine who finds the port reads no output.
     for path in [
         "/",
         "/output?path=conversations.html&line=22",
         "/view?generator=builtin%3Ahtmx",
     ] {
-        let refused = get_without_cookie(&viewer, path);
+        let refused = get_without_token(&viewer, path);
         assert_eq!(refused.status, 403, "{path}: {refused:?}");
         assert!(
             refused.body.contains("the URL `seams serve` printed"),
@@ -332,12 +343,11 @@ fn the_viewer_refuses_foreign_hosts_and_origins_and_writes_without_the_token() {
         assert!(answer.body.contains("this viewer serves"), "{answer:?}");
     }
     let localhost = format!("localhost:{port}");
-    let cookie = format!("seams-viewer={}", viewer.token);
     assert_eq!(
         raw(
             &viewer,
-            "GET /",
-            &[("Host", &localhost), ("Cookie", &cookie)],
+            &format!("GET {}", with_token(&viewer, "/")),
+            &[("Host", &localhost)],
             ""
         )
         .status,
@@ -391,32 +401,34 @@ fn the_viewer_refuses_foreign_hosts_and_origins_and_writes_without_the_token() {
         half.body.contains("needs both its line and its text"),
         "{half:?}"
     );
-    // The right token in the form, but from a browser without the cookie.
-    let origin = viewer.base().to_owned();
-    let no_cookie = raw(&viewer, "POST /write-back", &[("Origin", &origin)], &body);
-    assert_eq!(no_cookie.status, 403, "{no_cookie:?}");
-    let wrong = get(&viewer, "/?token=0123");
+    let wrong = get_without_token(&viewer, "/?token=0123");
     assert_eq!(wrong.status, 403, "{wrong:?}");
-    assert!(!wrong.head.contains("set-cookie"), "{wrong:?}");
     assert_eq!(std::fs::read(model_of(&p)).unwrap(), model_before);
 
-    // The printed URL trades its token for a same-site cookie.
+    // The printed URL shows the project, sets no cookie (a cookie for
+    // 127.0.0.1 would reach every port of it), and every link of the page
+    // carries the token.
     let first = raw(
         &viewer,
         &format!("GET {}", viewer.url.trim_start_matches(viewer.base())),
         &[],
         "",
     );
-    assert_eq!(first.status, 303, "{first:?}");
-    assert!(
-        first.head.contains(&format!(
-            "set-cookie: seams-viewer={}; path=/; httponly; samesite=strict",
-            viewer.token
-        )),
-        "{first:?}"
-    );
+    assert_eq!(first.status, 200, "{first:?}");
+    assert!(!first.head.contains("set-cookie"), "{first:?}");
     for header in ["referrer-policy: same-origin", "x-frame-options: deny"] {
         assert!(first.head.contains(header), "{first:?}");
+    }
+    let links: Vec<&str> = first
+        .body
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|href| !href.starts_with("/assets/"))
+        .collect();
+    assert!(links.len() > 3, "{links:?}");
+    for link in links {
+        assert!(link.contains(&format!("token={}", viewer.token)), "{link}");
     }
 }
 

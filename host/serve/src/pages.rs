@@ -39,7 +39,9 @@ pub struct Context<'a> {
     pub project: &'a Project,
     /// The runtime that runs its generators.
     pub runtime: &'a Runtime,
-    /// The run's token, when the request carries it (writes are offered).
+    /// The run's token, which every link carries.
+    pub key: &'a str,
+    /// The run's token again when writes are offered (the forms carry it).
     pub token: Option<&'a str>,
 }
 
@@ -78,6 +80,13 @@ fn render(name: &str, context: Value) -> Result<String, Failure> {
     })
 }
 
+/// A page of the project: its links carry the run's token (`key`), which
+/// the viewer keeps out of cookies, since a cookie for 127.0.0.1 reaches
+/// every port of it.
+fn render_page(cx: &Context<'_>, name: &str, context: Value) -> Result<String, Failure> {
+    render(name, minijinja::context! { key => cx.key, ..context })
+}
+
 /// The page that shows `failure`.
 pub fn failure_page(failure: &Failure) -> String {
     render(
@@ -102,7 +111,11 @@ fn out_dir(project: &Project) -> String {
 
 fn read_lock(project: &Project) -> Result<Option<Lock>, Failure> {
     let path = project.root.join(LOCK_FILE);
-    match std::fs::read_to_string(&path) {
+    // As every project file: regular, bounded (the lock's own cap).
+    match seams_model::input_file::read(&path, 512 << 20).and_then(|bytes| {
+        String::from_utf8(bytes)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }) {
         Ok(text) => Lock::parse(LOCK_FILE, &text)
             .map(Some)
             .map_err(|e| Failure::new(422, e)),
@@ -188,7 +201,8 @@ pub fn index(cx: &Context<'_>) -> Result<String, Failure> {
             GeneratorRow { label, version }
         })
         .collect();
-    render(
+    render_page(
+        cx,
         "index.html",
         minijinja::context! {
             title => "Project",
@@ -325,7 +339,12 @@ pub fn output(
             let texts: Vec<(String, String)> = project
                 .model_files
                 .iter()
-                .filter_map(|f| Some((f.display().to_string(), std::fs::read_to_string(f).ok()?)))
+                .filter_map(|f| {
+                    let bytes =
+                        seams_model::input_file::read(f, seams_model::input_file::MODEL_FILE_LIMIT)
+                            .ok()?;
+                    Some((f.display().to_string(), String::from_utf8(bytes).ok()?))
+                })
                 .collect();
             selected
                 .terms
@@ -341,7 +360,8 @@ pub fn output(
         }
         None => Vec::new(),
     };
-    render(
+    render_page(
+        cx,
         "output.html",
         minijinja::context! {
             title => output,
@@ -363,7 +383,8 @@ pub fn output(
 /// The view model a generator extracts from the model, pretty-printed.
 pub fn generator_view(cx: &Context<'_>, generator: &str) -> Result<String, Failure> {
     let json = view(cx.project, cx.runtime, generator).map_err(|e| Failure::new(422, e))?;
-    render(
+    render_page(
+        cx,
         "view.html",
         minijinja::context! { title => format!("{generator}: view model"), generator, json },
     )
@@ -440,7 +461,8 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
     let plan = match planned {
         Ok(plan) => plan,
         Err(refusal) => {
-            let page = render(
+            let page = render_page(
+                cx,
                 "write_back.html",
                 minijinja::context! {
                     title => "Write-back refused",
@@ -454,7 +476,8 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
         }
     };
     if form.apply.is_none() {
-        return render(
+        return render_page(
+            cx,
             "write_back.html",
             minijinja::context! {
                 title => "Write-back",
@@ -494,7 +517,8 @@ fn write_back_file(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, 
     let planned = match plan_target(project, cx.runtime, &form.output) {
         Ok(planned) => planned,
         Err(refusal) => {
-            let page = render(
+            let page = render_page(
+                cx,
                 "write_back_file.html",
                 minijinja::context! {
                     title => "Write-back refused",
@@ -506,7 +530,8 @@ fn write_back_file(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, 
         }
     };
     if form.apply.is_none() {
-        return render(
+        return render_page(
+            cx,
             "write_back_file.html",
             minijinja::context! {
                 title => "Write-back",
@@ -541,7 +566,8 @@ pub fn with_project<T>(
     reach: seams_core::Reach,
     prepare: &(dyn Fn(&mut Project) + Send + Sync),
     runtime: &Arc<Runtime>,
-    token: Option<&str>,
+    key: &str,
+    writes: bool,
     page: impl FnOnce(&Context<'_>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     let mut project = Project::load_reaching(root, reach).map_err(|e| Failure::new(422, e))?;
@@ -549,6 +575,7 @@ pub fn with_project<T>(
     page(&Context {
         project: &project,
         runtime,
-        token,
+        key,
+        token: writes.then_some(key),
     })
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -108,13 +108,11 @@ fn without_token() -> Response {
     })
 }
 
-/// Whether the request carries the run's token in its cookie.
-fn has_token(app: &App, headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|cookies| app.token.in_cookies(cookies))
+/// Whether the request carries the run's token in its query. The token
+/// is never kept in a cookie: cookies are scoped by host, not port, so a
+/// page served by any other program on 127.0.0.1 would receive it.
+fn has_token(app: &App, given: Option<&str>) -> bool {
+    given.is_some_and(|given| app.token.matches(given))
 }
 
 /// Runs a page off the async workers (it loads the project and may run
@@ -125,13 +123,13 @@ async fn page(
     make: impl FnOnce(&pages::Context<'_>) -> Result<Response, Failure> + Send + 'static,
 ) -> Response {
     let joined = tokio::task::spawn_blocking(move || {
-        let token = writes_offered.then(|| app.token.as_str());
         pages::with_project(
             &app.root,
             app.reach,
             &*app.prepare,
             &app.runtime,
-            token,
+            app.token.as_str(),
+            writes_offered,
             make,
         )
     })
@@ -151,30 +149,16 @@ struct IndexQuery {
     token: Option<String>,
 }
 
-async fn index(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Query(query): Query<IndexQuery>,
-) -> Response {
-    if let Some(given) = query.token {
-        // Trade the URL's token for the cookie, and drop it from the
-        // address bar.
-        if !app.token.matches(&given) {
-            return failed(&Failure {
-                status: 403,
-                message: "this token is not this run's: open the URL `seams serve` printed".into(),
-            });
-        }
-        return (
-            StatusCode::SEE_OTHER,
-            [
-                (header::LOCATION, "/".to_owned()),
-                (header::SET_COOKIE, app.token.set_cookie()),
-            ],
-        )
-            .into_response();
+async fn index(State(app): State<App>, Query(query): Query<IndexQuery>) -> Response {
+    if let Some(given) = &query.token
+        && !app.token.matches(given)
+    {
+        return failed(&Failure {
+            status: 403,
+            message: "this token is not this run's: open the URL `seams serve` printed".into(),
+        });
     }
-    if !has_token(&app, &headers) {
+    if !has_token(&app, query.token.as_deref()) {
         return without_token();
     }
     page(app, true, |cx| pages::index(cx).map(|body| html(200, body))).await
@@ -184,14 +168,11 @@ async fn index(
 struct OutputQuery {
     path: String,
     line: Option<usize>,
+    token: Option<String>,
 }
 
-async fn output(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Query(query): Query<OutputQuery>,
-) -> Response {
-    if !has_token(&app, &headers) {
+async fn output(State(app): State<App>, Query(query): Query<OutputQuery>) -> Response {
+    if !has_token(&app, query.token.as_deref()) {
         return without_token();
     }
     page(app, true, move |cx| {
@@ -203,14 +184,11 @@ async fn output(
 #[derive(Deserialize)]
 struct ViewQuery {
     generator: String,
+    token: Option<String>,
 }
 
-async fn view(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Query(query): Query<ViewQuery>,
-) -> Response {
-    if !has_token(&app, &headers) {
+async fn view(State(app): State<App>, Query(query): Query<ViewQuery>) -> Response {
+    if !has_token(&app, query.token.as_deref()) {
         return without_token();
     }
     page(app, false, move |cx| {
@@ -221,12 +199,8 @@ async fn view(
 
 async fn write_back(
     State(app): State<App>,
-    headers: HeaderMap,
     form: Result<Form<WriteBackForm>, FormRejection>,
 ) -> Response {
-    if !has_token(&app, &headers) {
-        return without_token();
-    }
     let form = match form {
         Ok(Form(form)) => form,
         Err(_) => {

@@ -1,11 +1,12 @@
-//! The per-run token. `seams serve` prints it in the URL it opens; that
-//! first request trades it for a same-site cookie, and every write must
-//! carry it in its form. Another user or process of the machine that can
-//! reach the port but did not see the URL can read nothing it could not
-//! already, and write nothing.
-
-/// The cookie that carries the token after the first visit.
-pub const COOKIE: &str = "seams-viewer";
+//! The per-run token. `seams serve` prints it in the URL it opens; every
+//! link of the viewer's pages carries it in its query and every write in
+//! its form. Another user or process of the machine that can reach the
+//! port but did not see the URL can read nothing it could not already,
+//! and write nothing. It is never put in a cookie: cookies are scoped by
+//! host, not port, so every other server on 127.0.0.1 (another user's, or
+//! the generated app run from `out/`) would receive it; and the pages'
+//! `Referrer-Policy: same-origin` keeps the address out of requests to
+//! any other origin, another port included.
 
 /// A secret of one run of the viewer.
 #[derive(Clone)]
@@ -34,20 +35,6 @@ impl Token {
         let (a, b) = (self.0.as_bytes(), given.as_bytes());
         a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
     }
-
-    /// Whether a `Cookie` header carries this token.
-    pub fn in_cookies(&self, header: &str) -> bool {
-        header
-            .split(';')
-            .filter_map(|pair| pair.trim().split_once('='))
-            .any(|(name, value)| name == COOKIE && self.matches(value))
-    }
-
-    /// The `Set-Cookie` value that carries it: sent only to this origin,
-    /// never with a request another site starts, unreadable to scripts.
-    pub fn set_cookie(&self) -> String {
-        format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict", self.0)
-    }
 }
 
 impl std::fmt::Debug for Token {
@@ -70,16 +57,5 @@ mod tests {
         assert!(!a.matches(b.as_str()));
         assert!(!a.matches(""));
         assert!(!a.matches(&a.as_str()[1..]));
-    }
-
-    #[test]
-    fn the_cookie_header_is_read_among_others() {
-        let token = Token::random().unwrap();
-        let mine = format!("theme=dark; {COOKIE}={}; x=1", token.as_str());
-        assert!(token.in_cookies(&mine));
-        assert!(!token.in_cookies("theme=dark"));
-        assert!(!token.in_cookies(&format!("{COOKIE}=0123")));
-        assert!(!token.in_cookies(&format!("other{COOKIE}={}", token.as_str())));
-        assert!(token.set_cookie().contains("SameSite=Strict"));
     }
 }
