@@ -755,3 +755,48 @@ fn what_a_registry_says_reaches_the_terminal_escaped() {
     );
     assert!(!json.stdout.contains('\u{1b}'), "{json:?}");
 }
+
+/// A registry whose `Bearer` challenge names a token service on another
+/// host (here another port: another service) gets the user's login sent
+/// nowhere but to itself: the token service is asked without it.
+#[test]
+fn a_token_realm_on_another_host_gets_no_password() {
+    let env = Env::new();
+    let password = "hunter2-do-not-send";
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Option<String>>::new()));
+    let kept = asked.clone();
+    let realm = FakeRegistry::start(move |request| {
+        kept.lock().unwrap().push(request.authorization.clone());
+        Answer::Whole(200, Vec::new(), br#"{"token":"t0k3n"}"#.to_vec())
+    });
+    let realm_host = realm.host().to_owned();
+    let registry = FakeRegistry::start(move |request| {
+        if request.authorization.as_deref() == Some("Bearer t0k3n") {
+            return Answer::Whole(404, Vec::new(), Vec::new());
+        }
+        Answer::Whole(
+            401,
+            vec![(
+                "WWW-Authenticate",
+                format!(r#"Bearer realm="http://{realm_host}/token",service="elsewhere""#),
+            )],
+            Vec::new(),
+        )
+    });
+    let host = registry.host().to_owned();
+    let run = env.seams(
+        &["inspect", &format!("{host}/seams/htmx:1")],
+        &[
+            ("SEAMS_REGISTRY_HOST", host.as_str()),
+            ("SEAMS_REGISTRY_USERNAME", "seams"),
+            ("SEAMS_REGISTRY_PASSWORD", password),
+        ],
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+    let asked = asked.lock().unwrap().clone();
+    assert!(!asked.is_empty(), "the token service was not asked");
+    assert!(
+        asked.iter().all(Option::is_none),
+        "the token service on another host got credentials: {asked:?}"
+    );
+}

@@ -23,7 +23,7 @@ const REFUSAL_BYTES: usize = 16 << 10;
 const TOKEN_BYTES: usize = 64 << 10;
 
 /// How a request proves who asks.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Credentials {
     /// Nothing: an anonymous pull.
     Anonymous,
@@ -94,6 +94,59 @@ pub(crate) struct Session<'a> {
     credentials: Credentials,
 }
 
+/// The user's own credentials for a host other than the registry (a token
+/// service elsewhere), as they configured them; anonymous otherwise.
+pub(crate) type CredentialsFor<'f> =
+    &'f (dyn Fn(&str) -> Result<RegistryAuth, RegistryError> + Sync);
+
+/// Whether `url`'s host is this machine: a loopback address or
+/// `localhost`.
+fn loopback(url: &reqwest::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// `host[:port]` of `url`, as references write a registry.
+fn authority(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
+
+/// Which credentials go to a token service at `realm` for a registry at
+/// `registry` (`scheme://host[:port]/v2/`): the user's for that registry
+/// when the realm is on the same host and port; else only what the user
+/// configured for the realm's own host, and never over plain HTTP to
+/// another machine. A registry reached over HTTPS whose realm is plain
+/// HTTP is refused. Pure, so that every case is a row of a table.
+fn realm_credentials(
+    registry: &reqwest::Url,
+    realm: &reqwest::Url,
+    own: &RegistryAuth,
+    elsewhere: CredentialsFor<'_>,
+) -> Result<Credentials, String> {
+    if registry.scheme() == "https" && realm.scheme() != "https" {
+        return Err(format!(
+            "is at {realm}, plain HTTP, though the registry is HTTPS; seams sends nothing there"
+        ));
+    }
+    let same = realm.scheme() == registry.scheme() && authority(realm) == authority(registry);
+    if same {
+        return Ok(Credentials::of(own));
+    }
+    let theirs = elsewhere(&authority(realm)).map_err(|e| e.to_string())?;
+    if realm.scheme() == "http" && !loopback(realm) {
+        return Ok(Credentials::Anonymous);
+    }
+    Ok(Credentials::of(&theirs))
+}
+
 impl<'a> Session<'a> {
     /// Finds out how the registry wants pulls of `target`'s repository
     /// proved: the user's token as it is; else, when `/v2/` answers with a
@@ -106,6 +159,7 @@ impl<'a> Session<'a> {
         reference: &'a Reference,
         target: &oci_client::Reference,
         auth: &RegistryAuth,
+        elsewhere: CredentialsFor<'_>,
     ) -> Result<Session<'a>, RegistryError> {
         let registry = format!("{scheme}://{}/v2/", target.resolve_registry());
         let mut session = Session {
@@ -129,7 +183,9 @@ impl<'a> Session<'a> {
             .and_then(|h| h.to_str().ok())
             .and_then(token_service);
         if let Some(service) = service {
-            let token = session.token(&service, target.repository()).await?;
+            let token = session
+                .token(&service, &registry, auth, elsewhere, target.repository())
+                .await?;
             session.credentials = Credentials::Bearer(token);
         }
         Ok(session)
@@ -139,6 +195,9 @@ impl<'a> Session<'a> {
     async fn token(
         &self,
         service: &TokenService,
+        registry: &str,
+        own: &RegistryAuth,
+        elsewhere: CredentialsFor<'_>,
         repository: &str,
     ) -> Result<String, RegistryError> {
         let failed = |why: String| RegistryError::Registry {
@@ -154,7 +213,15 @@ impl<'a> Session<'a> {
         if let Some(name) = &service.service {
             url.query_pairs_mut().append_pair("service", name);
         }
-        let (body, more) = self.read(self.http.get(url), TOKEN_BYTES as u64).await?;
+        let registry = reqwest::Url::parse(registry).map_err(|e| {
+            failed(format!(
+                "cannot be checked against the registry's address: {e}"
+            ))
+        })?;
+        let credentials = realm_credentials(&registry, &url, own, elsewhere).map_err(failed)?;
+        let (body, more) = self
+            .read_with(&credentials, self.http.get(url), TOKEN_BYTES as u64)
+            .await?;
         if more {
             return Err(failed(format!("answered more than {TOKEN_BYTES} bytes")));
         }
@@ -221,13 +288,18 @@ impl<'a> Session<'a> {
         request: reqwest::RequestBuilder,
         cap: u64,
     ) -> Result<(Vec<u8>, bool), RegistryError> {
+        self.read_with(&self.credentials, request, cap).await
+    }
+
+    /// [`Session::read`] with `credentials`.
+    async fn read_with(
+        &self,
+        credentials: &Credentials,
+        request: reqwest::RequestBuilder,
+        cap: u64,
+    ) -> Result<(Vec<u8>, bool), RegistryError> {
         let failed = |e: reqwest::Error| network_error(self.reference, &e);
-        let mut response = self
-            .credentials
-            .apply(request)
-            .send()
-            .await
-            .map_err(failed)?;
+        let mut response = credentials.apply(request).send().await.map_err(failed)?;
         let status = response.status();
         if !status.is_success() {
             let (body, _) = read_capped(&mut response, REFUSAL_BYTES)
@@ -381,6 +453,73 @@ mod tests {
             ("", None),
         ] {
             assert_eq!(token_service(header), expected, "{header}");
+        }
+    }
+
+    #[test]
+    fn a_password_goes_only_to_the_registry_or_where_the_user_sent_one() {
+        let url = |u: &str| reqwest::Url::parse(u).unwrap();
+        let own = RegistryAuth::Basic("me".into(), "secret".into());
+        // The user configured credentials for auth.example only.
+        let elsewhere = |host: &str| {
+            Ok(if host == "auth.example" {
+                RegistryAuth::Basic("me".into(), "their-secret".into())
+            } else {
+                RegistryAuth::Anonymous
+            })
+        };
+        let mine = Credentials::Basic("me".into(), "secret".into());
+        let theirs = Credentials::Basic("me".into(), "their-secret".into());
+        let table: [(&str, &str, Result<Credentials, ()>); 9] = [
+            (
+                "https://reg.example/v2/",
+                "https://reg.example/token",
+                Ok(mine.clone()),
+            ),
+            (
+                "http://127.0.0.1:5000/v2/",
+                "http://127.0.0.1:5000/token",
+                Ok(mine.clone()),
+            ),
+            // Another port of the same host is another service.
+            (
+                "http://127.0.0.1:5000/v2/",
+                "http://127.0.0.1:6000/token",
+                Ok(Credentials::Anonymous),
+            ),
+            (
+                "https://reg.example/v2/",
+                "https://evil.example/token",
+                Ok(Credentials::Anonymous),
+            ),
+            (
+                "https://reg.example/v2/",
+                "https://auth.example/token",
+                Ok(theirs),
+            ),
+            // An HTTPS registry's realm must be HTTPS.
+            (
+                "https://reg.example/v2/",
+                "http://reg.example/token",
+                Err(()),
+            ),
+            ("https://reg.example/v2/", "http://127.0.0.1/token", Err(())),
+            // Plain HTTP to another machine gets no password, even one
+            // the user gave for it.
+            (
+                "http://reg.lan:5000/v2/",
+                "http://auth.example/token",
+                Ok(Credentials::Anonymous),
+            ),
+            (
+                "http://reg.lan:5000/v2/",
+                "http://reg.lan:5000/token",
+                Ok(mine),
+            ),
+        ];
+        for (registry, realm, want) in table {
+            let got = realm_credentials(&url(registry), &url(realm), &own, &elsewhere);
+            assert_eq!(got.map_err(|_| ()), want, "{registry} {realm}");
         }
     }
 }

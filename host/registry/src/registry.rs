@@ -110,6 +110,7 @@ impl Registry {
                 reference,
                 &target,
                 &auth,
+                &|host: &str| self.auth_for(host),
             )
             .await?;
             let at = target.digest().or(target.tag()).unwrap_or("latest");
@@ -237,8 +238,13 @@ impl Registry {
     }
 
     fn auth(&self, reference: &Reference) -> Result<RegistryAuth, RegistryError> {
+        self.auth_for(reference.registry())
+    }
+
+    /// The user's credentials for `host` (`host[:port]`).
+    fn auth_for(&self, host: &str) -> Result<RegistryAuth, RegistryError> {
         credentials::auth(
-            reference.registry(),
+            host,
             self.settings.login.as_ref(),
             self.settings.docker_config,
         )
