@@ -260,7 +260,7 @@ fn what_a_module_runs_while_it_is_built_sees_no_environment_files_or_network() {
             "python",
             // componentize-py's own three variables, none of this process's
             // (HOME, PATH); no file outside the package; no socket.
-            r#"{"env": ["PYTHONHOME", "PYTHONPATH", "PYTHONUNBUFFERED"], "home": "FileNotFoundError", "passwd": "FileNotFoundError", "root": "FileNotFoundError", "socket": "PermissionError"}"#,
+            r#"{"env": ["PYTHONHOME", "PYTHONPATH", "PYTHONUNBUFFERED"], "home": "FileNotFoundError", "passwd": "FileNotFoundError", "planted": "tried", "root": "FileNotFoundError", "site": [], "socket": "PermissionError"}"#,
         ),
         (
             "js",
@@ -276,6 +276,23 @@ fn what_a_module_runs_while_it_is_built_sees_no_environment_files_or_network() {
             format!("{expected}\n"),
             "{language}"
         );
+    }
+    // The `.pth` the Python module tried to plant on its path reached no
+    // site-packages of a Python of this machine's (componentize-py gives
+    // the build those of the first `python3` on PATH, and the user's own,
+    // unless seams says otherwise).
+    let sites = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))",
+        ])
+        .output()
+        .unwrap();
+    let sites = String::from_utf8(sites.stdout).unwrap();
+    assert!(!sites.trim().is_empty());
+    for site in sites.lines() {
+        let planted = std::path::Path::new(site).join("seams-planted.pth");
+        assert!(!planted.exists(), "the build wrote {}", planted.display());
     }
 }
 

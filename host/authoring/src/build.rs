@@ -50,6 +50,18 @@ pub enum BuildError {
     /// The tool that builds the package could not be installed.
     #[error(transparent)]
     Toolchain(#[from] ToolchainError),
+    /// The build could not be put in the operating system's sandbox.
+    #[error(transparent)]
+    Jail(#[from] crate::jail::JailError),
+    /// The build directory is not the user's own.
+    #[error(
+        "the build directory {} is not private (a directory of yours, not a link, that nobody else may write): a tool or component planted there would run as you; fix its owner and mode (chmod 700), or set SEAMS_BUILD_DIR to another",
+        path.display()
+    )]
+    SharedBuildDir {
+        /// The directory.
+        path: PathBuf,
+    },
 }
 
 include!("../../core/build/cargo_env.rs");
@@ -176,6 +188,18 @@ fn build_in(
         dir: dir.to_owned(),
         output: format!("cannot use the build directory {}: {e}", target.display()),
     })?;
+    // What runs from it (provisioned tools, cargo's build scripts) and
+    // what is read back from it (components) are trusted only in a
+    // directory nobody else could have written.
+    for path in [target.clone(), target.join("toolchains")] {
+        let private = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta.is_dir() && seams_runtime::private(&meta),
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        };
+        if !private {
+            return Err(BuildError::SharedBuildDir { path });
+        }
+    }
     match language {
         Language::Rust => cargo::build(dir, &name, &target, env, progress),
         Language::Python | Language::Js => {

@@ -17,12 +17,14 @@
 
 #![deny(missing_docs)]
 
+mod authority;
 mod build;
 mod child;
 mod draft;
 mod eval;
 mod extract_rules;
 mod golden;
+mod jail;
 mod language;
 mod output_syntax;
 pub mod probe;

@@ -125,7 +125,9 @@ impl Tool {
         if dir.join(READY).is_file() {
             return Ok(program);
         }
-        std::fs::create_dir_all(&toolchains).map_err(|e| fail(e.to_string()))?;
+        std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+            .create(&toolchains)
+            .map_err(|e| fail(e.to_string()))?;
         // One installer at a time, across processes; the one that waited
         // finds the tool ready.
         let lock = std::fs::OpenOptions::new()

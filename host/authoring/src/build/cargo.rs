@@ -38,6 +38,26 @@ pub(super) fn build(
     } else {
         None
     };
+    // Code nobody reviewed (a draft) builds in the operating system's
+    // sandbox, offline: its dependencies are fetched first, by cargo alone
+    // (fetching runs no code of any package).
+    let jail = match env {
+        BuildEnv::Inherited => None,
+        BuildEnv::Cleared(_) => {
+            let mut fetch = Command::new(&cargo);
+            fetch
+                .args(["fetch", "--target", "wasm32-wasip2"])
+                .current_dir(dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            build_environment(&mut fetch, env);
+            let (ended, stderr) = run_bounded(fetch, env.bounds(), |_| {})
+                .map_err(|e| build_error(format!("cannot run cargo fetch: {e}")))?;
+            finished(dir, env, ended, stderr)?;
+            Some(draft_jail(dir, target).map_err(|e| build_error(e.to_string()))?)
+        }
+    };
     progress.start(&format!("building {name}"), total);
     let mut command = Command::new(&cargo);
     command
@@ -58,6 +78,14 @@ pub(super) fn build(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     build_environment(&mut command, env);
+    let _tmp = match jail {
+        Some((jail, tmp)) => {
+            command.arg("--offline").env("TMPDIR", tmp.path());
+            jail.confine(&mut command);
+            Some(tmp)
+        }
+        None => None,
+    };
     let result = run_bounded(command, env.bounds(), |line| {
         // cargo's own messages (a build script's output goes to cargo).
         let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
@@ -82,6 +110,49 @@ pub(super) fn build(
         ))
     })?;
     Ok(Built { path, bytes })
+}
+
+/// The sandbox of a draft's build: cargo and rustup read their homes and
+/// the package, and write the package (its lock file), the target
+/// directory and a temporary directory of their own.
+fn draft_jail(
+    dir: &Path,
+    target: &Path,
+) -> Result<(crate::jail::Jail, tempfile::TempDir), super::BuildError> {
+    let home = |var: &str, default: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+            .or_else(|| dirs::home_dir().map(|h| h.join(default)))
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("tmp-")
+        .tempdir_in(target)
+        .map_err(|e| super::BuildError::Failed {
+            dir: dir.to_owned(),
+            output: format!("cannot make the build's temporary directory: {e}"),
+        })?;
+    let cargo_home = home("CARGO_HOME", ".cargo");
+    let mut read: Vec<std::path::PathBuf> = [cargo_home.clone(), home("RUSTUP_HOME", ".rustup")]
+        .into_iter()
+        .flatten()
+        .collect();
+    read.push(dir.to_owned());
+    // cargo takes its package cache's lock, even offline.
+    let mut write = vec![dir.to_owned(), target.to_owned()];
+    if let Some(cargo_home) = cargo_home {
+        for lock in [".package-cache", ".package-cache-mutate", ".global-cache"] {
+            if cargo_home.join(lock).is_file() {
+                write.push(cargo_home.join(lock));
+            }
+        }
+    }
+    let jail = crate::jail::Jail::new(&crate::jail::Reach {
+        read,
+        write,
+        cover: Vec::new(),
+    })?;
+    Ok((jail, tmp))
 }
 
 /// The vendored SDK's directory in a package, as the scaffold writes it.

@@ -8,11 +8,13 @@
 //! up in a component), and the files the build adds (the JavaScript entry
 //! module and the templates it bundles) never touch the package.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::{BuildEnv, BuildError, Built, Manifest, build_environment, finished, run_bounded};
 use crate::child::Counted;
+use crate::jail::{Jail, Reach};
 use crate::language::Language;
 use crate::toolchain::Tool;
 use seams_core::Progress;
@@ -143,6 +145,52 @@ pub(super) fn build(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     build_environment(&mut command, env);
+    // componentize-py hands its build-time interpreter, read-write, the
+    // `site-packages` of `$VIRTUAL_ENV`, else of whatever `python3` it
+    // finds (and the user's own): a module run at build time could drop a
+    // `.pth` there that every later start of that Python runs. An empty
+    // environment of the build's own, removed after it, is all it gets.
+    // The tool, and the module it runs, see the system, the toolchain
+    // and the copy, and write only the packages' directory and a
+    // temporary directory of their own, with no network.
+    let tmp = tempfile::Builder::new()
+        .prefix("tmp-")
+        .tempdir_in(&built)
+        .map_err(io)?;
+    // A home and caches of the build's own: what one build leaves there
+    // (wizer's compiled code, say) never reaches another's.
+    for var in ["TMPDIR", "HOME", "XDG_CACHE_HOME"] {
+        command.env(var, tmp.path());
+    }
+    let mut read = vec![target.join("toolchains"), wit.clone()];
+    read.extend(interpreters(&program));
+    // wizer (inside componentize-js) keeps wasmtime's compiled code under
+    // the home the password database names, whatever the environment
+    // says: the build gets its own there, not the user's.
+    let cache = tmp.path().join("wasmtime-cache");
+    std::fs::create_dir_all(&cache).map_err(io)?;
+    let cover = match (language, passwd_home()) {
+        (Language::Js, Some(home)) => vec![(home.join(".cache").join("wasmtime"), cache)],
+        _ => Vec::new(),
+    };
+    Jail::new(&Reach {
+        read,
+        write: vec![built.clone()],
+        cover,
+    })?
+    .confine(&mut command);
+    let _no_site = match language {
+        Language::Python => {
+            let empty = tempfile::Builder::new()
+                .prefix("no-site-")
+                .tempdir_in(&built)
+                .map_err(io)?;
+            std::fs::create_dir_all(empty.path().join("lib").join("site-packages")).map_err(io)?;
+            command.env("VIRTUAL_ENV", empty.path());
+            Some(empty)
+        }
+        _ => None,
+    };
     progress.start(&format!("building {name}"), None);
     let mut printed = String::new();
     // The tools embed WebAssembly engines, which reserve far more address
@@ -171,6 +219,62 @@ pub(super) fn build(
         path: component,
         bytes,
     })
+}
+
+/// This user's home as the password database says (what a program finds
+/// with an empty environment).
+fn passwd_home() -> Option<PathBuf> {
+    let mut buffer = vec![0 as libc::c_char; 16 << 10];
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: the buffer and the entry outlive the call, which writes the
+    // entry's strings into the buffer.
+    let status = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut found,
+        )
+    };
+    if status != 0 || found.is_null() || entry.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: `pw_dir` points into `buffer`, NUL-terminated.
+    let dir = unsafe { std::ffi::CStr::from_ptr(entry.pw_dir) };
+    Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes())))
+}
+
+/// What the tool at `program` runs on besides itself, for the sandbox to
+/// let it read: the Python a virtual environment was made from (its
+/// `pyvenv.cfg`'s `home`), and the Node.js on `PATH` (`#!/usr/bin/env
+/// node`), each as the installation prefix its program is in.
+fn interpreters(program: &Path) -> Vec<PathBuf> {
+    let prefix = |bin: &Path| {
+        let bin = std::fs::canonicalize(bin).ok()?;
+        Some(bin.parent()?.parent()?.to_owned())
+    };
+    let mut found = Vec::new();
+    let venv = program.parent().and_then(Path::parent);
+    if let Some(config) = venv.and_then(|v| std::fs::read_to_string(v.join("pyvenv.cfg")).ok()) {
+        let home = config.lines().find_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+        });
+        if let Some(home) = home {
+            found.extend(prefix(&home.join("python3")));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        found.extend(
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("node"))
+                .find(|node| node.is_file())
+                .and_then(|node| prefix(&node)),
+        );
+    }
+    found
 }
 
 /// The sha256 of `also` and of every file under `stage` (by its path
