@@ -152,3 +152,63 @@ fn a_circle_is_found_through_a_use_group_and_a_path() {
     assert!(found[0].ends_with("a <-> [\"b\"]"), "{found:?}");
     assert!(found[1].ends_with("b <-> [\"a\"]"), "{found:?}");
 }
+
+/// The crates that read a project's files and its outputs, and the modules
+/// among them allowed to open files directly: the readers themselves, and
+/// what seams keeps in its own private directories.
+const PROJECT_READERS: [(&str, &[&str]); 4] = [
+    ("host/model/src", &["input_file"]),
+    (
+        "host/core/src",
+        &["output_dir", "stat_cache", "project_lock", "seal", "trust"],
+    ),
+    ("host/serve/src", &[]),
+    ("host/src", &[]),
+];
+
+/// Where `source` opens a file directly (test modules aside): the calls
+/// that follow links, wait on a FIFO and read without end.
+fn direct_reads(source: &str) -> Vec<String> {
+    let code = source
+        .split("#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap_or_default();
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .filter(|(_, l)| {
+            ["fs::read(", "fs::read_to_string(", "File::open("]
+                .iter()
+                .any(|call| l.contains(call))
+        })
+        .map(|(n, l)| format!("{}: {}", n + 1, l.trim()))
+        .collect()
+}
+
+/// Every file seams reads from a project or its output goes through one
+/// bounded reader (`seams_model::input_file` for the project's files, the
+/// output directory's own `read_regular` for outputs and sidecars): no
+/// other module of those crates opens a file itself.
+#[test]
+fn no_project_or_output_file_is_read_but_through_the_bounded_readers() {
+    let root = repo_root();
+    let mut found = Vec::new();
+    for (dir, allowed) in PROJECT_READERS {
+        for (module, source) in modules(&root.join(dir)) {
+            if allowed.contains(&module.as_str()) {
+                continue;
+            }
+            for at in direct_reads(&source) {
+                found.push(format!("{dir} {module}:{at}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "direct reads:\n{}", found.join("\n"));
+    // The check finds what it looks for.
+    assert_eq!(
+        direct_reads(
+            "fn f() { let t = std::fs::read_to_string(p); }\n#[cfg(test)]\nmod tests { fn g() { std::fs::read(p); } }\n"
+        ),
+        ["1: fn f() { let t = std::fs::read_to_string(p); }"]
+    );
+}

@@ -99,7 +99,12 @@ pub fn add(
         path: path.clone(),
         message,
     };
-    let text = std::fs::read_to_string(&path).map_err(|e| edit_error(e.to_string()))?;
+    let text = crate::project_file::read(&path, crate::project_file::MANIFEST_LIMIT)
+        .and_then(|bytes| {
+            String::from_utf8(bytes)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        })
+        .map_err(|e| edit_error(e.to_string()))?;
     let edited = with_oci_generator(&text, reference).map_err(edit_error)?;
     // What is written must load as the project did, plus the generator.
     Project::parse(dir, &path, &edited).map_err(|e: ProjectError| edit_error(e.to_string()))?;

@@ -20,15 +20,10 @@ fn path(root: &Path) -> PathBuf {
 }
 
 fn read(root: &Path) -> BTreeMap<String, LockedOci> {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(path(root)) else {
+    let Ok(bytes) = crate::project_file::read(&path(root), MAX_BYTES) else {
         return BTreeMap::new();
     };
-    let mut text = String::new();
-    if file.take(MAX_BYTES).read_to_string(&mut text).is_err() {
-        return BTreeMap::new();
-    }
-    serde_json::from_str(&text).unwrap_or_default()
+    serde_json::from_slice(&bytes).unwrap_or_default()
 }
 
 /// The digests `seams add` recorded for the generator `label` in the

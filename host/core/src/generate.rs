@@ -189,6 +189,23 @@ pub(crate) fn generate_on(
         model = read_model_stamp(project);
     }
     let mut model = model?;
+    // A model file that is a link (inside the project: links out are
+    // refused when the project loads) would be replaced by a file, and
+    // the file it points at keep the old text: refused, naming both.
+    if let Some(edit) = edit
+        && let Ok(target) = std::fs::read_link(project.root.join(&edit.path))
+    {
+        return Err(GenerateError::Io {
+            path: project.root.join(&edit.path),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "is a symbolic link to {}; write-back replaces a model file whole, which would leave that file as it was: name the file itself in [model] files",
+                    target.display()
+                ),
+            ),
+        });
+    }
     let model_write = match edit {
         Some(edit) => Some(model.edit(edit).ok_or_else(|| GenerateError::Io {
             path: project.root.join(&edit.path),

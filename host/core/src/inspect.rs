@@ -171,10 +171,12 @@ impl Inspection {
 ///
 /// The file cannot be read, or is not a seams generator (naming what it is).
 pub fn inspect(runtime: &Runtime, path: &Path) -> Result<Inspection, InspectError> {
-    let bytes = std::fs::read(path).map_err(|source| InspectError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes = crate::project_file::read(path, crate::project_file::COMPONENT_LIMIT).map_err(
+        |source| InspectError::Io {
+            path: path.to_owned(),
+            source,
+        },
+    )?;
     inspect_bytes(runtime, &path.display().to_string(), &bytes, None)
 }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::error::GenerateError;
 use crate::inputs::{load_generator, read_lock};
+use crate::output_dir::OutputDir;
 use crate::project::Project;
 use seams_model::Model;
 use seams_runtime::Runtime;
@@ -203,18 +204,41 @@ pub fn trace_view(
     }
     let sidecar_rel = format!("{rel}{SIDECAR_SUFFIX}");
     let shown_sidecar = format!("{out_shown}/{sidecar_rel}");
-    let sidecar_text = std::fs::read_to_string(out_dir.join(&sidecar_rel)).map_err(|_| {
-        TraceViewError::NoTrace {
-            output: output.to_owned(),
-            sidecar: shown_sidecar.clone(),
-        }
+    // Through the output directory's own reader: no link followed, no
+    // FIFO or device waited on, nothing past the outputs' size cap (a
+    // sidecar linked to /dev/zero is refused at once).
+    let limit = project.limits.max_output_bytes as u64;
+    let dir = OutputDir::open(&out_dir).map_err(|source| GenerateError::Io {
+        path: out_dir.clone(),
+        source,
     })?;
+    let unreadable = |e: std::io::Error| TraceViewError::BadTrace {
+        sidecar: shown_sidecar.clone(),
+        message: format!("cannot be read: {e}"),
+    };
+    let sidecar_text = match dir.read_regular(&sidecar_rel, limit) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| TraceViewError::BadTrace {
+            sidecar: shown_sidecar.clone(),
+            message: "it is not UTF-8 text".into(),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(TraceViewError::NoTrace {
+                output: output.to_owned(),
+                sidecar: shown_sidecar.clone(),
+            });
+        }
+        Err(e) => return Err(unreadable(e)),
+    };
     let trace: Trace =
         serde_json::from_str(&sidecar_text).map_err(|e| TraceViewError::BadTrace {
             sidecar: shown_sidecar.clone(),
             message: e.to_string(),
         })?;
-    let text = std::fs::read_to_string(out_dir.join(&rel)).unwrap_or_default();
+    let text = dir
+        .read_regular(&rel, limit)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_default();
     let text_lines: Vec<&str> = text.split('\n').collect();
 
     let model = Arc::new(Model::load(&project.model_files).map_err(GenerateError::from)?);

@@ -991,7 +991,7 @@ fn patch_file(
     let texts: Vec<(PathBuf, String)> = project
         .model_files
         .iter()
-        .filter_map(|f| Some((f.clone(), std::fs::read_to_string(f).ok()?)))
+        .filter_map(|f| Some((f.clone(), crate::write_back::model_text(f)?)))
         .collect();
     let unwritable = |file: &PathBuf, why: Unwritable| WriteBackError::Unwritable {
         file: file.clone(),

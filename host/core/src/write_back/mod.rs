@@ -493,8 +493,15 @@ pub fn plan_line_edit(
 
 fn read_output(project: &Project, output: &str) -> Result<String, WriteBackError> {
     let rel = project.output_relative(output);
-    std::fs::read_to_string(project.output_path().join(&rel))
-        .map_err(|_| WriteBackError::NoOutput(output.to_owned()))
+    crate::OutputDir::open_existing(&project.output_path())
+        .ok()
+        .flatten()
+        .and_then(|dir| {
+            dir.read_regular(&rel, project.limits.max_output_bytes as u64)
+                .ok()
+        })
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| WriteBackError::NoOutput(output.to_owned()))
 }
 
 /// An edited output's generation now.
@@ -685,7 +692,7 @@ fn plan_line(
     let mut found: Option<(PathBuf, String, String)> = None;
     let mut several = Vec::new();
     for file in &project.model_files {
-        let Ok(text) = std::fs::read_to_string(file) else {
+        let Some(text) = model_text(file) else {
             continue;
         };
         match rewrite(
@@ -918,6 +925,14 @@ pub fn explain(
                 .collect(),
         )),
     }
+}
+
+/// A model file's text, read as every project file is (regular, bounded);
+/// `None` when it cannot be.
+pub(crate) fn model_text(path: &std::path::Path) -> Option<String> {
+    seams_model::input_file::read(path, seams_model::input_file::MODEL_FILE_LIMIT)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
 }
 
 #[cfg(test)]
