@@ -310,4 +310,32 @@ fn another_component_with_the_same_code_compiles_little_of_it_again() {
         .max()
         .unwrap_or(0);
     assert!(remade * 4 > all * 3, "{remade} of {all} compiled again");
+
+    // A segment forged whole, by someone who could write the directory:
+    // its layout and hash right, every function's code cut to nothing. A
+    // compile that cannot take a function back costs a compile, never the
+    // process, and the segments go.
+    let good = files_of(dir, "functions")
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .filter(|bytes| *bytes != tampered)
+        .max_by_key(Vec::len)
+        .unwrap();
+    let payload = &good[..good.len() - 40];
+    let mut forged = Vec::new();
+    let mut at = 0;
+    while at < payload.len() {
+        let len = u32::from_le_bytes(payload[at + 32..at + 36].try_into().unwrap()) as usize;
+        forged.extend_from_slice(&payload[at..at + 32]);
+        forged.extend_from_slice(&0u32.to_le_bytes());
+        at += 36 + len;
+    }
+    let hash = blake3::hash(&forged);
+    forged.extend_from_slice(b"seamsc3\n");
+    forged.extend_from_slice(hash.as_bytes());
+    for segment in files_of(dir, "functions") {
+        replace(&segment, &forged);
+    }
+    let fourth = with_custom_section(&first, "a fourth");
+    assert_eq!(load_and_run_bytes(dir, &fourth), expected);
 }

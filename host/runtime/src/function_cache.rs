@@ -59,6 +59,9 @@ pub(crate) struct FunctionCache {
     fresh: Mutex<Fresh>,
     hits: AtomicU64,
     compiled: AtomicU64,
+    /// Set once a compile failed on a stored function: nothing more is
+    /// read from the segments.
+    distrusted: AtomicBool,
 }
 
 impl std::fmt::Debug for FunctionCache {
@@ -107,6 +110,7 @@ impl FunctionCache {
             fresh: Mutex::new(Fresh::default()),
             hits: AtomicU64::new(0),
             compiled: AtomicU64::new(0),
+            distrusted: AtomicBool::new(false),
         }
     }
 
@@ -166,6 +170,22 @@ impl FunctionCache {
         index
     }
 
+    /// Stops taking functions from the segments and removes this engine's
+    /// (and forgets what the failed compile added): a compile failed on
+    /// one of them.
+    pub(crate) fn distrust(&self) {
+        self.distrusted.store(true, Ordering::SeqCst);
+        if let Ok(mut fresh) = self.fresh.lock() {
+            *fresh = Fresh::default();
+        }
+        if let Ok(mut index) = self.index.write() {
+            let segments = index.take().unwrap_or_else(|| self.read_index()).segments;
+            for segment in segments {
+                let _ = std::fs::remove_file(&segment.path);
+            }
+        }
+    }
+
     /// Writes what compiles added since the last call as one segment, and
     /// keeps the segments they took functions from as recently used. A
     /// cache that cannot be written only costs a later compile time.
@@ -212,6 +232,9 @@ impl FunctionCache {
 
 impl wasmtime::CacheStore for FunctionCache {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
+        if self.distrusted.load(Ordering::SeqCst) {
+            return None;
+        }
         let key: &Key = key.try_into().ok()?;
         if let Some(value) = self.lookup(key) {
             self.hits.fetch_add(1, Ordering::Relaxed);

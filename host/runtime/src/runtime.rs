@@ -370,9 +370,27 @@ impl Runtime {
         let engine = self
             .engine()
             .map_err(|e| fail(GeneratorErrorKind::Engine(e.clone())))?;
-        let component = match &self.cache {
+        let compile = || match &self.cache {
             Some(cache) => cache.get_or_compile(engine, sha256, bytes),
             None => Component::new(engine, bytes).map_err(|e| format!("{e:#}")),
+        };
+        let panicked = || {
+            Err("the compiler failed on this component (a bug in wasmtime or Cranelift)".to_owned())
+        };
+        let component = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)) {
+            Ok(component) => component,
+            // Cranelift takes a stored function back as it is; one it
+            // cannot take (a segment forged, or damaged past its hash)
+            // must cost a compile, never the process: the segments are
+            // dropped and the component compiled afresh.
+            Err(_) => match &self.functions {
+                Some(functions) => {
+                    functions.distrust();
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile))
+                        .unwrap_or_else(|_| panicked())
+                }
+                None => panicked(),
+            },
         };
         if let Some(functions) = &self.functions {
             functions.persist();
@@ -1254,8 +1272,16 @@ fn classify(
                     limit_mib: limits.memory_bytes >> 20,
                 };
             }
+            // An interpreter inside the component (componentize-py's)
+            // reaching for a file or socket handle its build had and a
+            // run does not: say what it met, the sandbox.
+            let sandbox = if message.contains("unknown handle index") {
+                "; it reached for a file, directory or socket, and a generator gets none: it reads the model through the SDK's queries and nothing else (the sandbox)"
+            } else {
+                ""
+            };
             GeneratorErrorKind::Trap {
-                message: format!("{message}{printed}"),
+                message: format!("{message}{sandbox}{printed}"),
             }
         }
     }
