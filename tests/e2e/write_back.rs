@@ -816,3 +816,35 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
+
+/// A model file that is a link inside the project: write-back replaces a
+/// model file whole, which would turn the link into a file and leave the
+/// file it points at as it was, so the write is refused, naming both, and
+/// nothing changes.
+#[test]
+fn a_model_file_that_is_a_link_is_not_replaced_by_a_write_back() {
+    let p = edited(28, "      <h3>Your threads</h3>");
+    let data = p.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::rename(p.path().join("model.ttl"), data.join("model.ttl")).unwrap();
+    std::os::unix::fs::symlink("data/model.ttl", p.path().join("model.ttl")).unwrap();
+    let before = std::fs::read(data.join("model.ttl")).unwrap();
+    let apply = seams_in(
+        p.path(),
+        &["write-back", "out/conversations.html:28", "--apply"],
+    );
+    assert_eq!(apply.code, 1, "{apply:?}");
+    assert!(
+        apply
+            .stderr
+            .contains("is a symbolic link to data/model.ttl"),
+        "{}",
+        apply.stderr
+    );
+    assert!(
+        std::fs::symlink_metadata(p.path().join("model.ttl"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(data.join("model.ttl")).unwrap(), before);
+}

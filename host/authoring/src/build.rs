@@ -350,6 +350,51 @@ const BUILD_OUTPUT_CAP: u64 = 1 << 20;
 mod tests {
     use super::*;
 
+    /// A build directory (or its toolchains) that another user owns or
+    /// anyone may write could hold a planted tool: refused, naming it,
+    /// before anything runs from it.
+    #[test]
+    fn a_build_directory_others_could_write_is_refused_naming_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("pkg");
+        std::fs::create_dir(&package).unwrap();
+        std::fs::write(package.join("package.json"), "{\"name\": \"g\"}").unwrap();
+        let target = dir.path().join("build");
+        let toolchains = target.join("toolchains");
+        std::fs::create_dir_all(&toolchains).unwrap();
+        let mode = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let refused = |named: &Path| {
+            let error = build_package(&package, &target).unwrap_err();
+            assert!(
+                matches!(&error, BuildError::SharedBuildDir { path } if path == named),
+                "{error}"
+            );
+            assert!(error.to_string().contains("is not private"), "{error}");
+        };
+        mode(&target, 0o777);
+        refused(&target);
+        mode(&target, 0o700);
+        mode(&toolchains, 0o777);
+        refused(&toolchains);
+        mode(&toolchains, 0o700);
+        // Owned by another user (root may hand it over).
+        if rustix::process::getuid().is_root() {
+            std::os::unix::fs::chown(&toolchains, Some(65534), Some(65534)).unwrap();
+            refused(&toolchains);
+            std::os::unix::fs::chown(&toolchains, Some(0), Some(0)).unwrap();
+        }
+        // A link in its place, even to a private directory.
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        mode(&elsewhere, 0o700);
+        std::fs::remove_dir(&toolchains).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &toolchains).unwrap();
+        refused(&toolchains);
+    }
+
     /// What a package's manifests say, and what the build says back,
     /// before any tool runs.
     #[test]

@@ -50,6 +50,11 @@ pub enum JailError {
         "this system allows no user namespaces (sysctl kernel.unprivileged_userns_clone or user.max_user_namespaces) and its Landlock is older than ABI 4, so seams cannot keep a build of code nobody reviewed off the network; it refuses rather than build it unconfined"
     )]
     NoNetworkIsolation,
+    /// No user namespace, which the tool needs to get a cache of its own.
+    #[error(
+        "this system allows no user namespaces (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or AppArmor's restriction), and this tool (componentize-js's wizer) keeps compiled code in your home's cache, which a sandboxed build may not share; seams refuses rather than let one build's code reach another's"
+    )]
+    NoNamespaceToCover,
     /// A path to allow could not be opened.
     #[error("cannot confine the build to {}: {source}", path.display())]
     Path {
@@ -279,7 +284,9 @@ impl Jail {
                         return Err(io::Error::last_os_error());
                     }
                 }
-            } else if !self.net_by_landlock || !self.mounts.is_empty() {
+            } else if !self.mounts.is_empty() {
+                return Err(io::Error::other(JailError::NoNamespaceToCover.to_string()));
+            } else if !self.net_by_landlock {
                 return Err(io::Error::other(JailError::NoNetworkIsolation.to_string()));
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {

@@ -23,8 +23,7 @@ pub fn read(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
+        return Err(std::io::Error::other(
             "not a regular file (a directory, FIFO, socket or device); remove it, or put back the file seams wrote",
         ));
     }

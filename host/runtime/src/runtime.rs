@@ -1294,6 +1294,21 @@ mod tests {
     use std::collections::BTreeSet;
 
     #[test]
+    fn a_trap_on_a_handle_the_run_does_not_have_names_the_sandbox() {
+        let model = Arc::new(Model::parse("m.ttl", "").unwrap());
+        let budget = Budget::new(1 << 30, Instant::now() + Duration::from_secs(60));
+        let sandbox = Sandbox::new(model, Limits::default(), budget);
+        let said = |message: &str| {
+            let error = wasmtime::Error::msg(message.to_owned());
+            classify(&error, &sandbox, &Limits::default(), 1 << 20, &[]).to_string()
+        };
+        let handle = said("unknown handle index 6");
+        assert!(handle.contains("unknown handle index 6"), "{handle}");
+        assert!(handle.contains("a generator gets none"), "{handle}");
+        assert!(!said("some other trap").contains("a generator gets none"));
+    }
+
+    #[test]
     fn the_engine_is_made_when_a_component_is_first_loaded() {
         // A run that is up to date loads nothing: it makes no engine and
         // starts no thread for its deadlines.
