@@ -154,7 +154,7 @@ pub(crate) fn copied_in(
             };
             if copied {
                 refusals.push(format!(
-                    "{file} line {line}: the string {text:?} writes {value:?}, a value of <{element}> that the reference prints; read it from the model instead"
+                    "{file} line {line}: the string {text:?} writes {value:?}, a value of <{element}> that the reference prints: a generator that copies it prints it for every model; if the output shows the model's value there, query it from the model; if it is a fixed word of the output's format, write it in the template, not the extract"
                 ));
             }
         }

@@ -448,8 +448,42 @@ fn string_text(language: Language, node: Node<'_>, source: &str) -> String {
     unprefixed.to_owned()
 }
 
-/// Every string literal of `source` with its line (comments left out, and
-/// a string inside another's interpolation read as part of it): what the
+/// The SDKs' row accessors, whose argument is a query variable's name.
+const ROW_ACCESSORS: [&str; 5] = ["require", "iri", "value", "get", "term"];
+
+/// Whether the string `node` is a name rather than text: a row accessor's
+/// argument (`row.require("title")`, a query variable), a key of a
+/// dictionary or object (`{"title": ...}`), or an index (`row["title"]`).
+/// None of them can reach the output as a value.
+fn names_something(node: Node<'_>, source: &str) -> bool {
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    match parent.kind() {
+        "pair" => parent.child_by_field_name("key") == Some(node),
+        "subscript" | "subscript_expression" => {
+            parent.child_by_field_name("subscript") == Some(node)
+                || parent.child_by_field_name("index") == Some(node)
+        }
+        "argument_list" | "arguments" => {
+            let mut cursor = parent.walk();
+            let only = parent.named_children(&mut cursor).count() == 1;
+            let callee = parent
+                .parent()
+                .and_then(|call| call.child_by_field_name("function"))
+                .and_then(|f| {
+                    f.child_by_field_name("attribute")
+                        .or_else(|| f.child_by_field_name("property"))
+                });
+            only && callee.is_some_and(|name| ROW_ACCESSORS.contains(&text(name, source)))
+        }
+        _ => false,
+    }
+}
+
+/// Every string literal of `source` with its line that may be text
+/// (comments, names of variables, keys and indices left out, and a string
+/// inside another's interpolation read as part of it): what the
 /// copied-values check reads.
 pub fn strings(language: Language, source: &str) -> Vec<(usize, String)> {
     let Some(tree) = parse(language, source) else {
@@ -458,7 +492,7 @@ pub fn strings(language: Language, source: &str) -> Vec<(usize, String)> {
     let literal = |n: Node<'_>| matches!(n.kind(), "string" | "template_string");
     nodes(&tree)
         .into_iter()
-        .filter(|&n| literal(n))
+        .filter(|&n| literal(n) && !names_something(n, source))
         .filter(|&n| {
             let mut up = n.parent();
             while let Some(p) = up {
@@ -642,6 +676,25 @@ mod tests {
         assert_eq!(refused(Language::Js, js), Vec::<String>::new());
         let python = "import seams_sdk as seams\nfrom dataclasses import dataclass\n\n@dataclass\nclass Row:\n    name: str\n\n    def __post_init__(self):\n        self.types = [self.name]\n\n\ndef extract(model):\n    types = model.select('SELECT ?t WHERE { ?t a ?k }')\n    return {'types': [t.require('t') for t in types]}\n";
         assert_eq!(refused(Language::Python, python), Vec::<String>::new());
+    }
+
+    #[test]
+    fn names_of_variables_keys_and_indices_are_not_read_as_text() {
+        let python = "def extract(model):\n    row = model.select('SELECT ?title WHERE { ?x rdfs:label ?title }')[0]\n    return {'title': row.require('title'), 'x': row['title'], 'y': 'Title'}\n";
+        let found: Vec<String> = strings(Language::Python, python)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        assert_eq!(
+            found,
+            ["SELECT ?title WHERE { ?x rdfs:label ?title }", "Title"]
+        );
+        let js = "const r = rows[0];\nexport const v = { title: r.require('title'), 'label': r.iri(\"t\"), s: r.value('a', 'b'), t: 'Title' };\n";
+        let found: Vec<String> = strings(Language::Js, js)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        assert_eq!(found, ["a", "b", "Title"]);
     }
 
     #[test]
