@@ -87,9 +87,16 @@ export type Traced<F extends Record<string, Json>> = Omit<F, 'iri' | 'origins'> 
 
 /**
  * A view object for the model element `iri`: lines printing a value read
- * off it are traced to `iri` and `origins` (sorted, each once).
+ * off it are traced to `iri` and `origins` (sorted, each once), given
+ * among the fields (`traced(iri, {origins: [...], label})`, as Python's
+ * `traced(iri, origins=[...], label=...)`) or third. A field named `iri`
+ * is refused.
  */
-export function traced<F extends Record<string, Json>>(iri: string, fields?: F, origins?: Iterable<string>): Traced<F>;
+export function traced<F extends Record<string, Json> & { iri?: never; origins?: string[] }>(
+  iri: string,
+  fields?: F,
+  origins?: Iterable<string>,
+): Traced<F>;
 
 /** One of the generator's templates. */
 export interface Template {

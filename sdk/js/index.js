@@ -237,14 +237,21 @@ export function traced(iri, fields = {}, origins = []) {
   if (typeof iri !== 'string' || iri === '') {
     throw new InvalidInput(`a view object's iri must be a non-empty string, not ${JSON.stringify(iri)}`);
   }
+  if (Object.hasOwn(fields, 'iri')) {
+    throw new InvalidInput("a view object's fields may not be named 'iri': its IRI is traced()'s first argument");
+  }
+  const named = Object.hasOwn(fields, 'origins') ? fields.origins : [];
+  if (typeof named === 'string' || typeof origins === 'string') {
+    throw new InvalidInput("a view object's origins are a list of IRIs, not one string");
+  }
   const view = {};
   for (const [key, value] of Object.entries(fields)) {
-    if (key !== 'iri' && key !== 'origins') {
+    if (key !== 'origins') {
       view[key] = value;
     }
   }
   view.iri = iri;
-  const kept = [...new Set(origins)].sort();
+  const kept = [...new Set([...origins, ...named])].sort();
   if (kept.length > 0) {
     view.origins = kept;
   }

@@ -55,7 +55,15 @@ test('an answer that is not a SELECT is a query error', () => {
 });
 
 test('a view object sorts its origins once each and keeps iri its own', () => {
-  const view = seams.traced('urn:a', { label: 'A', iri: 'ignored' }, ['urn:c', 'urn:b', 'urn:c']);
+  assert.throws(() => seams.traced('urn:a', { iri: 'urn:b' }), seams.InvalidInput);
+  assert.throws(() => seams.traced('urn:a', { origins: 'urn:b' }), seams.InvalidInput);
+  // Origins among the fields are kept, as Python's traced(iri, origins=[...]).
+  assert.deepEqual(seams.traced('urn:a', { label: 'A', origins: ['urn:c', 'urn:b'] }), {
+    label: 'A',
+    iri: 'urn:a',
+    origins: ['urn:b', 'urn:c'],
+  });
+  const view = seams.traced('urn:a', { label: 'A' }, ['urn:c', 'urn:b', 'urn:c']);
   assert.deepEqual(view, { label: 'A', iri: 'urn:a', origins: ['urn:b', 'urn:c'] });
   assert.equal('origins' in seams.traced('urn:a'), false);
   assert.throws(() => seams.traced(''), seams.InvalidInput);

@@ -207,13 +207,23 @@ class Model:
 def traced(iri: str, origins: Iterable[str] = (), /, **fields: Any) -> dict[str, Any]:
     """A *view object* for the model element ``iri``: ``fields`` beside a
     string ``iri`` and, when any, the sorted ``origins`` (further elements
-    its extraction read). Lines printing a value read off it are traced to
-    them."""
+    its extraction read), given second or by name
+    (``traced(iri, origins=[...], label=...)``, as in JavaScript's
+    ``traced(iri, {origins: [...], label})``). Lines printing a value read
+    off it are traced to them. A field named ``iri`` is refused: the view
+    object's IRI is the first argument."""
     if not isinstance(iri, str) or not iri:
         raise InvalidInput(f"a view object's iri must be a non-empty string, not {iri!r}")
-    view = {k: v for k, v in fields.items() if k not in ("iri", "origins")}
+    if "iri" in fields:
+        raise InvalidInput(
+            "a view object's fields may not be named 'iri': its IRI is traced()'s first argument"
+        )
+    named = fields.pop("origins", ())
+    if isinstance(named, str) or isinstance(origins, str):
+        raise InvalidInput("a view object's origins are a list of IRIs, not one string")
+    view = dict(fields)
     view["iri"] = iri
-    kept = sorted(set(origins))
+    kept = sorted(set(origins) | set(named))
     if kept:
         view["origins"] = kept
     return view

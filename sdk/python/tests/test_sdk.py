@@ -62,11 +62,22 @@ class Rows(unittest.TestCase):
 
 class Views(unittest.TestCase):
     def test_a_view_object_sorts_its_origins_once_each_and_keeps_iri_its_own(self):
-        view = seams.traced("urn:a", ["urn:c", "urn:b", "urn:c"], label="A", iri="ignored")
+        view = seams.traced("urn:a", ["urn:c", "urn:b", "urn:c"], label="A")
         self.assertEqual(view, {"label": "A", "iri": "urn:a", "origins": ["urn:b", "urn:c"]})
         self.assertNotIn("origins", seams.traced("urn:a"))
         with self.assertRaises(seams.InvalidInput):
             seams.traced("")
+
+    def test_origins_by_name_are_kept_and_a_field_named_iri_is_refused(self):
+        # The call JavaScript's traced(iri, {origins, label}) reads like.
+        view = seams.traced("urn:a", origins=["urn:c", "urn:b"], label="A")
+        self.assertEqual(view, {"label": "A", "iri": "urn:a", "origins": ["urn:b", "urn:c"]})
+        both = seams.traced("urn:a", ["urn:d"], origins=["urn:b"])
+        self.assertEqual(both["origins"], ["urn:b", "urn:d"])
+        for wrong in [lambda: seams.traced("urn:a", iri="urn:b"),
+                      lambda: seams.traced("urn:a", origins="urn:b")]:
+            with self.assertRaises(seams.InvalidInput):
+                wrong()
 
     def test_render_sends_the_context_as_compact_json(self):
         host = FakeHost(answer())
