@@ -148,9 +148,9 @@ pub(crate) struct Jail {
     mounts: Vec<(CString, CString)>,
     uid_map: CString,
     gid_map: CString,
-    /// Whether Landlock itself refuses TCP (ABI 4+), so that the network
-    /// namespace may be missing.
-    net_by_landlock: bool,
+    /// Whether to enter namespaces: the system allows them (else
+    /// Landlock's TCP rules stand in, [`Jail::on`]).
+    namespaces: bool,
 }
 
 impl Jail {
@@ -160,9 +160,23 @@ impl Jail {
     ///
     /// No Landlock, or a path that cannot be opened.
     pub(crate) fn new(reach: &Reach) -> Result<Jail, JailError> {
-        let abi = landlock_abi();
+        Jail::on(landlock_abi(), namespaces_allowed(), reach)
+    }
+
+    /// [`Jail::new`] on a kernel whose Landlock is at `abi` (0: none) and
+    /// that allows user namespaces or not: what seams does on a machine
+    /// without them is tested here. Refusals are decided here, in seams's
+    /// own process: what goes wrong between fork and exec reaches it only
+    /// as an error number.
+    fn on(abi: i64, namespaces: bool, reach: &Reach) -> Result<Jail, JailError> {
         if abi < 1 {
             return Err(JailError::NoLandlock);
+        }
+        if !namespaces && !reach.cover.is_empty() {
+            return Err(JailError::NoNamespaceToCover);
+        }
+        if !namespaces && abi < 4 {
+            return Err(JailError::NoNetworkIsolation);
         }
         let handled = all_fs(abi);
         let net = if abi >= 4 {
@@ -236,7 +250,7 @@ impl Jail {
             mounts,
             uid_map: map(uid.as_raw()),
             gid_map: map(gid.as_raw()),
-            net_by_landlock: abi >= 4,
+            namespaces,
         })
     }
 
@@ -256,8 +270,11 @@ impl Jail {
     fn enter(&self) -> io::Result<()> {
         // SAFETY: plain system calls on valid pointers and descriptors.
         unsafe {
-            let namespaces = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS;
-            if libc::unshare(namespaces) == 0 {
+            if self.namespaces {
+                let namespaces = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS;
+                if libc::unshare(namespaces) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
                 write_proc(c"/proc/self/setgroups", c"deny")?;
                 write_proc(c"/proc/self/uid_map", &self.uid_map)?;
                 write_proc(c"/proc/self/gid_map", &self.gid_map)?;
@@ -284,10 +301,6 @@ impl Jail {
                         return Err(io::Error::last_os_error());
                     }
                 }
-            } else if !self.mounts.is_empty() {
-                return Err(io::Error::other(JailError::NoNamespaceToCover.to_string()));
-            } else if !self.net_by_landlock {
-                return Err(io::Error::other(JailError::NoNetworkIsolation.to_string()));
             }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
@@ -303,6 +316,32 @@ impl Jail {
         }
         Ok(())
     }
+}
+
+/// Whether this system lets an unprivileged process make a user namespace
+/// (and a network and mount namespace in it): tried once, on a child that
+/// runs `true`.
+fn namespaces_allowed() -> bool {
+    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| {
+        let mut probe = Command::new("true");
+        probe
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: one system call between fork and exec.
+        unsafe {
+            probe.pre_exec(|| {
+                let namespaces = libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWNS;
+                if libc::unshare(namespaces) == 0 {
+                    Ok(())
+                } else {
+                    Err(io::Error::last_os_error())
+                }
+            });
+        }
+        probe.status().is_ok_and(|status| status.success())
+    })
 }
 
 /// Writes `text` to the file `path` of /proc (between fork and exec).
@@ -361,10 +400,56 @@ mod tests {
     use super::*;
 
     fn confined(reach: &Reach, script: &str) -> std::process::Output {
+        confined_in(Jail::new(reach).unwrap(), script)
+    }
+
+    fn confined_in(jail: Jail, script: &str) -> std::process::Output {
         let mut command = Command::new("/bin/bash");
         command.args(["-c", script]);
-        Jail::new(reach).unwrap().confine(&mut command);
+        jail.confine(&mut command);
         command.output().unwrap()
+    }
+
+    #[test]
+    fn without_landlock_or_namespaces_a_build_is_refused_or_kept_off_tcp() {
+        assert!(
+            namespaces_allowed(),
+            "this machine allows user namespaces (FACTS.md)"
+        );
+        let refused = |abi: i64, namespaces: bool, reach: &Reach| {
+            Jail::on(abi, namespaces, reach).err().unwrap()
+        };
+        // No Landlock: refused, saying why, before anything runs.
+        let error = refused(0, true, &Reach::default());
+        assert!(matches!(error, JailError::NoLandlock), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("rather than build it unconfined")
+        );
+        // No user namespaces: with a Landlock too old for TCP rules, or for
+        // a tool that needs a cache of its own, refused.
+        let error = refused(3, false, &Reach::default());
+        assert!(matches!(error, JailError::NoNetworkIsolation), "{error}");
+        let cover = Reach {
+            cover: vec![("/nonexistent/seen".into(), "/tmp".into())],
+            ..Reach::default()
+        };
+        let error = refused(landlock_abi(), false, &cover);
+        assert!(matches!(error, JailError::NoNamespaceToCover), "{error}");
+        // Else Landlock's own TCP rules (ABI 4+) keep it off the network.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let jail = Jail::on(landlock_abi(), false, &Reach::default()).unwrap();
+        let run = confined_in(
+            jail,
+            &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected; echo ran"),
+        );
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(
+            stdout.contains("ran") && !stdout.contains("connected"),
+            "{run:?}"
+        );
     }
 
     #[test]
