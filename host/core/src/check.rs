@@ -348,6 +348,12 @@ pub fn check_with(
                 ProblemKind::Stale,
                 "differs from what generation gives now (the model, seams.toml or a generator changed); run `seams generate`",
             ),
+            // An output's edit can become the model's first; a sidecar's
+            // cannot.
+            FileState::HandEdited if !a.path.ends_with(seams_templates::SIDECAR_SUFFIX) => (
+                ProblemKind::HandEdited,
+                "was edited since seams wrote it; `seams write-back` on it turns the edit into the model change that gives it back; else keep the change elsewhere (seams generate will not overwrite it), or run `seams generate --force` to discard it",
+            ),
             FileState::HandEdited => (
                 ProblemKind::HandEdited,
                 "was edited since seams wrote it; keep the change elsewhere (seams generate will not overwrite it), or run `seams generate --force` to discard it",

@@ -117,8 +117,14 @@ fn hand_edited_message(overwrite: &[String], delete: &[String]) -> String {
         1 => "this file was edited since seams wrote it".to_owned(),
         n => format!("{n} files were edited since seams wrote them"),
     };
+    // The edit can become the model's first: write-back, then --force.
+    let back = overwrite
+        .iter()
+        .find(|path| !path.ends_with(seams_templates::SIDECAR_SUFFIX))
+        .map(|path| format!("`seams write-back {path}` turns an edit into the model change that gives it back; else "))
+        .unwrap_or_default();
     format!(
-        "{head}: {}; keep your changes elsewhere, or run `seams generate --force` to discard them",
+        "{head}: {}; {back}keep your changes elsewhere, or run `seams generate --force` to discard them",
         files.join(", ")
     )
 }
