@@ -253,7 +253,15 @@ pub(crate) fn plan(audits: Vec<FileAudit>, context: Context<'_>) -> Plan {
                 (o.path.as_str(), bytes)
             })
             .collect();
-        let written: BTreeSet<String> = plan.writes.iter().map(|(p, _)| shown(p)).collect();
+        let mut written: BTreeSet<String> = plan.writes.iter().map(|(p, _)| shown(p)).collect();
+        // This journal replaces an interrupted run's: what only that one
+        // vouched for (a file it wrote that this run leaves as it is) is
+        // vouched for here too, or a kill before this run's lock is renamed
+        // would leave those bytes in neither record, and the next run
+        // would call them edited.
+        if context.old_journal {
+            written.extend(plan.unchanged.iter().map(shown));
+        }
         plan.journal = Some(Journal {
             journal_version: JOURNAL_VERSION,
             writes: context
@@ -584,6 +592,56 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_journal_that_replaces_an_interrupted_runs_vouches_for_what_it_leaves_alone() {
+        let sha = |s: &str| seams_model::sha256_hex(s.as_bytes());
+        let contents = |s: &str| Contents::in_memory(Arc::from(s));
+        // An interrupted run wrote u (its bytes now recovered into the
+        // lock) and this run leaves u as it is; w it writes.
+        let generated: BTreeMap<String, Contents> = [
+            ("u".to_owned(), contents("u new")),
+            ("w".to_owned(), contents("w new")),
+        ]
+        .into();
+        let recovered = lock(&[("u", &sha("u new")), ("w", &sha("w old"))]);
+        let new_lock = lock(&[("u", &sha("u new")), ("w", &sha("w new"))]);
+        let locked: BTreeMap<String, String> = [
+            ("u".to_owned(), sha("u new")),
+            ("w".to_owned(), sha("w old")),
+        ]
+        .into();
+        let journaled = |old_journal: bool| {
+            let plan = plan(
+                audit(&generated, &locked, &locked),
+                Context {
+                    force: false,
+                    out_prefix: "out",
+                    lock: &new_lock,
+                    previous: Some(&recovered),
+                    current_lock_text: None,
+                    old_journal,
+                    leftovers: Leftovers::default(),
+                    model_write: None,
+                    overwrite: None,
+                },
+            );
+            plan.journal
+                .unwrap()
+                .writes
+                .into_iter()
+                .map(|w| (w.path, w.sha256))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            journaled(true),
+            [
+                ("out/u".to_owned(), sha("u new")),
+                ("out/w".to_owned(), sha("w new"))
+            ]
+        );
+        assert_eq!(journaled(false), [("out/w".to_owned(), sha("w new"))]);
     }
 
     #[test]
