@@ -21,7 +21,7 @@ use seams_tests::{EXAMPLES, repo_root};
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let python = std::env::var_os("SEAMS_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
@@ -56,17 +56,19 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Starts `app.py` in `dir` on a free loopback port.
+    /// Starts `app.py` in `dir` on a free loopback port, keeping its
+    /// records in the SQLite file it makes beside itself.
     pub(crate) fn start(dir: &Path) -> Server {
+        Server::start_on(dir, None)
+    }
+
+    /// Starts `app.py` in `dir` on a free loopback port, keeping its
+    /// records in the database `database` names (`DATABASE_URL`), or in
+    /// its own SQLite file.
+    pub(crate) fn start_on(dir: &Path, database: Option<&str>) -> Server {
         let python = python();
         Server::listen(dir, "uvicorn", |port| {
-            let mut command = Command::new(&python);
-            command
-                .args(["-m", "uvicorn", "app:app", "--host", "127.0.0.1"])
-                .args(["--port", &port.to_string()])
-                .current_dir(dir)
-                .env("PYTHONDONTWRITEBYTECODE", "1");
-            command
+            app_command(&python, dir, database, port)
         })
     }
 
@@ -125,22 +127,42 @@ impl Server {
     }
 }
 
-/// One answer: status, `HX-Trigger` header, content type, body.
-#[derive(Debug)]
-struct Answer {
-    status: u16,
-    trigger: Option<String>,
-    content_type: String,
-    body: String,
+/// uvicorn running `app.py` in `dir` on `port`.
+pub(crate) fn app_command(python: &Path, dir: &Path, database: Option<&str>, port: u16) -> Command {
+    let mut command = Command::new(python);
+    command
+        .args(["-m", "uvicorn", "app:app", "--host", "127.0.0.1"])
+        .args(["--port", &port.to_string()])
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("DATABASE_URL");
+    if let Some(url) = database {
+        command.env("DATABASE_URL", url);
+    }
+    command
 }
 
-struct Client {
+/// One answer: status, `HX-Trigger` header, content type, body.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) trigger: Option<String>,
+    content_type: String,
+    pub(crate) body: String,
+}
+
+pub(crate) struct Client {
     agent: ureq::Agent,
     base: String,
 }
 
 impl Client {
-    fn new(server: &Server) -> Client {
+    pub(crate) fn new(server: &Server) -> Client {
+        Client::at(&server.base)
+    }
+
+    /// A client of the server at `base` (`http://127.0.0.1:PORT`).
+    pub(crate) fn at(base: &str) -> Client {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(REQUEST_TIMEOUT))
@@ -148,7 +170,7 @@ impl Client {
             .into();
         Client {
             agent,
-            base: server.base.clone(),
+            base: base.to_owned(),
         }
     }
 
@@ -170,12 +192,12 @@ impl Client {
         }
     }
 
-    fn get(&self, path: &str) -> Answer {
+    pub(crate) fn get(&self, path: &str) -> Answer {
         let url = format!("{}{path}", self.base);
         Client::answer(self.agent.get(&url).call().unwrap())
     }
 
-    fn post(&self, path: &str, form: &[(String, String)]) -> Answer {
+    pub(crate) fn post(&self, path: &str, form: &[(String, String)]) -> Answer {
         let url = format!("{}{path}", self.base);
         let pairs = form.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         Client::answer(self.agent.post(&url).send_form(pairs).unwrap())
@@ -183,7 +205,7 @@ impl Client {
 }
 
 /// Form fields as the client sends them.
-fn form(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+pub(crate) fn form(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -235,7 +257,7 @@ fn sample(name: &str, input_type: &str) -> String {
 
 /// The values a user would send with `form`, or `None` while a select it
 /// needs has nothing to choose from yet.
-fn fill(client: &Client, form: &str) -> Option<Vec<(String, String)>> {
+pub(crate) fn fill(client: &Client, form: &str) -> Option<Vec<(String, String)>> {
     let mut values = Vec::new();
     for input in elements(form, "input") {
         let name = attribute(input, "name").unwrap();
@@ -259,6 +281,47 @@ fn fill(client: &Client, form: &str) -> Option<Vec<(String, String)>> {
         values.push((name, options.into_iter().next()?));
     }
     Some(values)
+}
+
+/// Posts every form of the pages once, with values a user might type;
+/// a form whose select has no choices yet waits for the forms that make
+/// them. Returns the forms.
+pub(crate) fn post_every_form<'a>(
+    client: &Client,
+    example: &str,
+    pages: &'a BTreeMap<String, String>,
+) -> Vec<&'a str> {
+    let forms: Vec<&str> = pages.values().flat_map(|p| elements(p, "form")).collect();
+    assert!(!forms.is_empty(), "{example}");
+    let mut posted = vec![false; forms.len()];
+    for _round in 0..forms.len() {
+        for (i, form) in forms.iter().enumerate() {
+            if posted[i] {
+                continue;
+            }
+            let Some(values) = fill(client, form) else {
+                continue;
+            };
+            let route = attribute(form, "hx-post").unwrap();
+            let answer = client.post(&route, &values);
+            assert_eq!(
+                answer.status, 200,
+                "{example}: {route} {values:?}: {answer:?}"
+            );
+            assert!(answer.body.starts_with("Saved "), "{answer:?}");
+            let trigger = answer.trigger.unwrap_or_default();
+            assert!(trigger.ends_with("-changed"), "{route}: {trigger:?}");
+            posted[i] = true;
+        }
+    }
+    let unposted: Vec<_> = forms
+        .iter()
+        .zip(&posted)
+        .filter(|(_, p)| !**p)
+        .map(|(f, _)| attribute(f, "hx-post").unwrap())
+        .collect();
+    assert!(unposted.is_empty(), "{example}: never posted {unposted:?}");
+    forms
 }
 
 #[test]
@@ -286,38 +349,7 @@ fn each_generated_app_serves_its_pages_and_routes_and_takes_every_form() {
             before.insert(list.clone(), answer.body);
         }
 
-        // Every form once; a form whose select has no choices yet waits
-        // for the forms that make them.
-        let forms: Vec<&str> = pages.values().flat_map(|p| elements(p, "form")).collect();
-        assert!(!forms.is_empty(), "{example}");
-        let mut posted = vec![false; forms.len()];
-        for _round in 0..forms.len() {
-            for (i, form) in forms.iter().enumerate() {
-                if posted[i] {
-                    continue;
-                }
-                let Some(values) = fill(&client, form) else {
-                    continue;
-                };
-                let route = attribute(form, "hx-post").unwrap();
-                let answer = client.post(&route, &values);
-                assert_eq!(
-                    answer.status, 200,
-                    "{example}: {route} {values:?}: {answer:?}"
-                );
-                assert!(answer.body.starts_with("Saved "), "{answer:?}");
-                let trigger = answer.trigger.unwrap_or_default();
-                assert!(trigger.ends_with("-changed"), "{route}: {trigger:?}");
-                posted[i] = true;
-            }
-        }
-        let unposted: Vec<_> = forms
-            .iter()
-            .zip(&posted)
-            .filter(|(_, p)| !**p)
-            .map(|(f, _)| attribute(f, "hx-post").unwrap())
-            .collect();
-        assert!(unposted.is_empty(), "{example}: never posted {unposted:?}");
+        let forms = post_every_form(&client, example, &pages);
 
         // The records show in the lists, which the pages reload on the
         // events the forms trigger.
@@ -529,11 +561,23 @@ fn the_compose_pages_service_serves_the_pages_and_passes_the_api_on() {
         let client = Client::new(&pages_server);
 
         assert_serves_the_pages(&client, example, &pages);
+        // And every script they load.
+        let scripts: std::collections::BTreeSet<String> = pages
+            .values()
+            .flat_map(|p| attribute_values(p, "src"))
+            .collect();
+        assert!(scripts.contains("htmx.min.js"), "{scripts:?}");
+        for script in scripts {
+            let answer = client.get(&format!("/{script}"));
+            assert_eq!(answer.status, 200, "{example}: {script} {answer:?}");
+        }
         // Nothing else in the directory is served.
         for other in [
             "app.py",
             "requirements.txt",
             "docker-compose.yml",
+            "schema.sql",
+            "README.md",
             "app.py.trace.json",
         ] {
             assert_eq!(
@@ -564,4 +608,63 @@ fn the_compose_pages_service_serves_the_pages_and_passes_the_api_on() {
         drop(pages_server);
         drop(api);
     }
+}
+
+#[test]
+fn each_compose_file_follows_the_compose_specification() {
+    // check-jsonschema (tests/run installs it beside the app's Python)
+    // carries the compose specification's schema; Docker, where it is
+    // installed, checks the file as it would run it.
+    let checker = python().with_file_name("check-jsonschema");
+    assert!(
+        checker.exists(),
+        "this test needs check-jsonschema beside {}; tests/run installs it",
+        python().display()
+    );
+    let docker = Command::new("docker")
+        .args(["compose", "version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    for example in EXAMPLES {
+        let (dir, _) = app_dir(example);
+        let compose = dir.path().join("docker-compose.yml");
+        let checked = check_compose(&checker, &compose);
+        assert!(
+            checked.status.success(),
+            "{example}: {}{}",
+            String::from_utf8_lossy(&checked.stdout),
+            String::from_utf8_lossy(&checked.stderr)
+        );
+        if docker {
+            let config = Command::new("docker")
+                .args(["compose", "-f"])
+                .arg(&compose)
+                .args(["config", "--quiet"])
+                .output()
+                .unwrap();
+            assert!(
+                config.status.success(),
+                "{example}: {}",
+                String::from_utf8_lossy(&config.stderr)
+            );
+        }
+    }
+    // The schema is no formality: a misspelt key fails it.
+    let (dir, _) = app_dir("chat");
+    let compose = dir.path().join("docker-compose.yml");
+    let text = std::fs::read_to_string(&compose).unwrap();
+    std::fs::write(&compose, text.replacen("working_dir:", "workdir:", 1)).unwrap();
+    let checked = check_compose(&checker, &compose);
+    assert!(!checked.status.success(), "a misspelt key passed");
+}
+
+/// `compose` checked against the compose specification's schema.
+fn check_compose(checker: &Path, compose: &Path) -> std::process::Output {
+    Command::new(checker)
+        .args(["--builtin-schema", "vendor.compose-spec"])
+        .arg(compose)
+        .output()
+        .unwrap()
 }

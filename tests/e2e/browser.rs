@@ -16,6 +16,7 @@ use seams_tests::{seams_in, target_dir};
 use seams_tests::html::attribute_values;
 
 use crate::app::{Server, app_dir};
+use crate::database::Postgres;
 use crate::serve::{generated_chat, start_viewer};
 
 /// A chromedriver and a Chromium session, stopped when dropped.
@@ -271,12 +272,14 @@ fn htmx_integrity() -> String {
 }
 
 #[test]
-fn each_generated_app_can_be_clicked_through_in_chromium() {
+fn each_generated_app_can_be_clicked_through_in_chromium_on_postgresql() {
     let browser = chromium();
     let integrity = htmx_integrity();
+    // The records go to a real PostgreSQL, as under compose.
+    let postgres = Postgres::start();
     for example in seams_tests::EXAMPLES {
         let (dir, pages) = app_dir(example);
-        let server = Server::start(dir.path());
+        let server = Server::start_on(dir.path(), Some(&postgres.database(example)));
         // The pages in navigation order: records made on one page are
         // chosen on the next.
         let first = pages.values().next().unwrap();

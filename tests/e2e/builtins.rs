@@ -59,7 +59,7 @@ const KNOWN_GAPS: &[KnownGap] = &[
         generator: "fastapi",
         example: "chat",
         output: "app.py",
-        line: 270,
+        line: 609,
         term: "chat:send_message",
         reason: UNREAD_SUBMIT_EVENT,
     },

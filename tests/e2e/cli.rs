@@ -94,7 +94,7 @@ fn color_only_when_asked_or_on_a_terminal() {
     touch_manifest(&p);
     let colored = run(&p, &["generate", "--color", "always"]);
     assert!(
-        colored.stdout.contains("\u{1b}[32m0 written, 16 unchanged"),
+        colored.stdout.contains("\u{1b}[32m0 written, 20 unchanged"),
         "{colored:?}"
     );
     let failed = seams(&["check", "--color=always", "--project", "/nonexistent/seams"]);
@@ -157,7 +157,7 @@ fn every_machine_output_has_one_format_flag() {
     let generate = run(&p, &["generate", "--format", "json"]);
     assert_eq!(generate.code, 0, "{generate:?}");
     let report = json(&generate.stdout);
-    assert_eq!(report["written"].as_array().unwrap().len(), 16, "{report}");
+    assert_eq!(report["written"].as_array().unwrap().len(), 20, "{report}");
     assert_eq!(report["lock_written"], true);
     assert_eq!(report["up_to_date"], false);
     let again = json(&run(&p, &["generate", "--format", "json"]).stdout);

@@ -15,6 +15,7 @@ mod builtins;
 mod cache;
 mod cli;
 mod cloned;
+mod database;
 mod docs;
 mod draft;
 mod example;

@@ -1,8 +1,10 @@
 //! The built-in compose generator: a `docker-compose.yml` that runs the
 //! fastapi generator's `app.py` (service `api`), serves the htmx pages with
 //! nginx, passing `/api/` on to the API (service `pages`), and runs a
-//! database when the model names one (service `db`). See
-//! `vocabulary/ui.ttl`.
+//! database when the model names one (service `db`), else keeps the
+//! API's SQLite file in a volume; and the `README.md` of the generated
+//! application: how to run it, where its records are kept and how to back
+//! them up. See `vocabulary/ui.ttl`.
 
 use seams_sdk::{Error, File, Generator, Meta, Model, Result, Traced};
 use seams_ui_model::{Home, Ui, snake_case};
@@ -41,7 +43,7 @@ impl Generator for Compose {
             "A docker-compose.yml for the pages and API of a UI model",
         )
         .vocabulary(seams_ui_model::vocabulary())
-        .templates(seams_sdk::templates!["docker-compose.yml"])
+        .templates(seams_sdk::templates!["docker-compose.yml", "README.md"])
     }
 
     fn extract(model: &Model) -> Result<View> {
@@ -87,10 +89,13 @@ impl Generator for Compose {
     }
 
     fn render(view: &View) -> Result<Vec<File>> {
-        Ok(vec![File::rendered(
-            "docker-compose.yml",
-            seams_sdk::render("docker-compose.yml", view)?,
-        )])
+        Ok(vec![
+            File::rendered(
+                "docker-compose.yml",
+                seams_sdk::render("docker-compose.yml", view)?,
+            ),
+            File::rendered("README.md", seams_sdk::render("README.md", view)?),
+        ])
     }
 }
 

@@ -4,14 +4,21 @@
 use seams_sdk::{Model, Result, Traced};
 use seams_ui_model::{
     Attribute, Component, Datatype, Entity, Home, Kind, Link, Member, Relation, Ui, python_name,
+    sql,
 };
+
+use crate::schema;
 use serde::{Deserialize, Serialize};
 
-/// What `app.py` and `requirements.txt` print.
+/// What `app.py`, `schema.sql` and `requirements.txt` print.
 #[derive(Serialize, Deserialize)]
 pub struct View {
     app: Traced<App>,
     entities: Vec<Traced<EntityView>>,
+    /// Positions in `entities`, each table after those it refers to.
+    table_order: Vec<usize>,
+    /// References that close a cycle of tables, added after them.
+    late_references: Vec<Traced<LateReference>>,
     lists: Vec<Traced<List>>,
     forms: Vec<Traced<Form>>,
     pages: Vec<Traced<Page>>,
@@ -38,7 +45,10 @@ struct EntityRef {
     name: String,
     slug: String,
     label: String,
-    store: String,
+    /// The Python constant of its table.
+    table: String,
+    /// The column of its title (its first attribute).
+    title: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -47,7 +57,10 @@ struct EntityView {
     slug: String,
     label: String,
     label_lower: String,
-    store: String,
+    /// The Python constant of its table.
+    table: String,
+    /// Its table's name in `schema.sql`.
+    sql: String,
     title_attribute: Traced<Name>,
     members: Vec<Traced<MemberView>>,
     statuses: Vec<Traced<Status>>,
@@ -70,6 +83,10 @@ struct Status {
     name: String,
     /// The Python constant of its labels.
     constant: String,
+    /// The table of its states.
+    table: String,
+    /// That table's name in `schema.sql`.
+    sql: String,
     states: Vec<Traced<StateView>>,
 }
 
@@ -87,6 +104,10 @@ struct MemberView {
     label: String,
     /// Its Python annotation, with its default.
     annotation: String,
+    /// Its SQLAlchemy `Column` arguments after the name.
+    column: String,
+    /// Its definition in `schema.sql`.
+    sql: String,
     required: bool,
     #[serde(flatten)]
     kind: MemberKind,
@@ -103,6 +124,14 @@ enum MemberKind {
     Relation {
         target: Option<Traced<EntityRef>>,
     },
+}
+
+/// A foreign key `schema.sql` adds after both tables exist.
+#[derive(Serialize, Deserialize)]
+struct LateReference {
+    table: String,
+    column: String,
+    target: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -143,7 +172,34 @@ struct FormField {
 
 pub fn extract(model: &Model) -> Result<View> {
     let ui = Ui::read(model)?;
-    let entities = ui.entities.iter().map(|e| entity(&ui, e)).collect();
+    let table_order = sql::table_order(&ui);
+    // A reference is written with its column when the target's table is
+    // made first (or is its own).
+    let position = |iri: &str| {
+        let index = ui.entities.iter().position(|e| e.iri == iri);
+        index.and_then(|i| table_order.iter().position(|&t| t == i))
+    };
+    let inline = |e: &Entity, r: &Relation| position(&r.target) <= position(&e.iri);
+    let entities = ui
+        .entities
+        .iter()
+        .map(|e| entity(&ui, e, |r| inline(e, r)))
+        .collect();
+    let late_references = ui
+        .entities
+        .iter()
+        .flat_map(|e| e.relations.iter().map(move |r| (e, r)))
+        .filter(|(e, r)| !inline(e, r))
+        .filter_map(|(e, r)| {
+            let target = ui.entity(&r.target)?;
+            let late = LateReference {
+                table: sql::sql_name(&e.slug),
+                column: sql::sql_name(&r.name),
+                target: sql::sql_name(&target.slug),
+            };
+            Some(Traced::new(&r.iri, late).origin(&target.iri))
+        })
+        .collect();
     let lists = ui
         .components()
         .filter(|c| c.kind == Kind::List && c.entity.is_some())
@@ -173,15 +229,17 @@ pub fn extract(model: &Model) -> Result<View> {
     Ok(View {
         app: Traced::new(&ui.app.iri, app),
         entities,
+        table_order,
+        late_references,
         lists,
         forms,
         pages,
     })
 }
 
-/// `expense_report` → `EXPENSE_REPORT_STORE`.
-fn store(entity: &Entity) -> String {
-    format!("{}_STORE", entity.slug.to_ascii_uppercase())
+/// `expense_report` → `EXPENSE_REPORT_TABLE`.
+fn table(entity: &Entity) -> String {
+    format!("{}_TABLE", entity.slug.to_ascii_uppercase())
 }
 
 fn entity_ref(ui: &Ui, iri: &str) -> Option<Traced<EntityRef>> {
@@ -190,18 +248,19 @@ fn entity_ref(ui: &Ui, iri: &str) -> Option<Traced<EntityRef>> {
             name: e.name.clone(),
             slug: e.slug.clone(),
             label: e.label.to_lowercase(),
-            store: store(e),
+            table: table(e),
+            title: e.attributes[0].name.clone(),
         };
         Traced::new(&e.iri, view)
     })
 }
 
-fn entity(ui: &Ui, e: &Entity) -> Traced<EntityView> {
+fn entity(ui: &Ui, e: &Entity, inline: impl Fn(&Relation) -> bool) -> Traced<EntityView> {
     let members = e
         .attributes
         .iter()
-        .map(attribute)
-        .chain(e.relations.iter().map(|r| relation(ui, r)))
+        .map(|a| attribute(e, a))
+        .chain(e.relations.iter().map(|r| relation(ui, r, inline(r))))
         .collect();
     let statuses = e
         .attributes
@@ -226,9 +285,12 @@ fn entity(ui: &Ui, e: &Entity) -> Traced<EntityView> {
                     Traced::new(&s.iri, state)
                 })
                 .collect();
+            let states_table = schema::states_table(e, a);
             let status = Status {
                 name: a.name.clone(),
                 constant: format!("{}_{}", e.slug, a.name).to_ascii_uppercase(),
+                sql: sql::sql_name(&states_table),
+                table: states_table,
                 states,
             };
             Traced::new(&a.iri, status)
@@ -240,7 +302,8 @@ fn entity(ui: &Ui, e: &Entity) -> Traced<EntityView> {
         slug: e.slug.clone(),
         label: e.label.clone(),
         label_lower: e.label.to_lowercase(),
-        store: store(e),
+        table: table(e),
+        sql: sql::sql_name(&e.slug),
         title_attribute: Name::of(&first.iri, &first.name),
         members,
         statuses,
@@ -248,7 +311,7 @@ fn entity(ui: &Ui, e: &Entity) -> Traced<EntityView> {
     Traced::new(&e.iri, view)
 }
 
-fn attribute(a: &Attribute) -> Traced<MemberView> {
+fn attribute(e: &Entity, a: &Attribute) -> Traced<MemberView> {
     let python = match a.datatype {
         Datatype::String => "str",
         Datatype::Integer => "int",
@@ -277,26 +340,32 @@ fn attribute(a: &Attribute) -> Traced<MemberView> {
         },
         None => MemberKind::Attribute,
     };
+    let (column, sql) = schema::attribute_column(e, a);
     let view = MemberView {
         name: a.name.clone(),
         label: a.label.clone(),
         annotation,
+        column,
+        sql,
         required: a.required,
         kind,
     };
     Traced::new(&a.iri, view)
 }
 
-fn relation(ui: &Ui, r: &Relation) -> Traced<MemberView> {
+fn relation(ui: &Ui, r: &Relation, inline: bool) -> Traced<MemberView> {
     let annotation = if r.required {
         "int"
     } else {
         "Optional[int] = None"
     };
+    let (column, sql) = schema::relation_column(ui, r, inline);
     let view = MemberView {
         name: r.name.clone(),
         label: r.label.clone(),
         annotation: annotation.into(),
+        column,
+        sql,
         required: r.required,
         kind: MemberKind::Relation {
             target: entity_ref(ui, &r.target),

@@ -1,10 +1,13 @@
 //! The built-in fastapi generator: `app.py`, a FastAPI application that
 //! serves the htmx generator's pages and every route they ask for (list
-//! partials, form posts, record options), with a pydantic model and an
-//! in-memory store per `ui:Entity`; and `requirements.txt`, the versions it
-//! is tested with. See `vocabulary/ui.ttl`.
+//! partials, form posts, record options), with a pydantic model and a
+//! database table per `ui:Entity` (PostgreSQL or SQLite, through
+//! SQLAlchemy); `schema.sql`, those tables as PostgreSQL makes them; and
+//! `requirements.txt`, the versions it is tested with. See
+//! `vocabulary/ui.ttl`.
 
 mod extract;
+mod schema;
 
 use seams_sdk::{File, Generator, Meta, Model, Result};
 
@@ -25,6 +28,7 @@ impl Generator for FastApi {
         .templates(seams_sdk::templates![
             "app.py",
             "entity.py",
+            "schema.sql",
             "requirements.txt"
         ])
     }
@@ -36,6 +40,7 @@ impl Generator for FastApi {
     fn render(view: &View) -> Result<Vec<File>> {
         Ok(vec![
             File::rendered("app.py", seams_sdk::render("app.py", view)?),
+            File::rendered("schema.sql", seams_sdk::render("schema.sql", view)?),
             File::rendered(
                 "requirements.txt",
                 seams_sdk::render("requirements.txt", view)?,

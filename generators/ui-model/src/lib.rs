@@ -11,6 +11,7 @@ use seams_sdk::{Error, Model, Result, Traced};
 use serde::{Deserialize, Serialize};
 
 mod queries;
+pub mod sql;
 
 /// The vocabulary's namespace.
 pub const UI: &str = "https://w3id.org/seams/ui#";
