@@ -57,12 +57,14 @@ def postgres(work: Path):
         sys.exit("needs Debian's postgresql (apt-get install postgresql)")
     bin_dir = bins[-1]
     data, run = work / "data", work / "run"
+    work.mkdir()
     data.mkdir()
     run.mkdir()
     user = None
     if os.geteuid() == 0:
         account = pwd.getpwnam("postgres")
         os.chmod(work, 0o755)
+        os.chmod(work.parent, 0o755)
         for d in (data, run):
             os.chown(d, account.pw_uid, account.pw_gid)
         user = account.pw_uid, account.pw_gid
