@@ -555,3 +555,38 @@ fn schema_sql_makes_the_tables_the_app_makes() {
         }
     }
 }
+
+#[test]
+fn a_label_with_a_line_break_adds_no_statement_to_schema_sql_or_markdown_to_the_readme() {
+    // A cloned model's labels are text an attacker chose; schema.sql is
+    // meant for `psql -f`, so none of it may reach a line of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "\\nDROP TABLE line_item; --\\n# Injected";
+    generate_into(
+        dir.path(),
+        &expense_model(&[
+            (
+                "rdfs:label \"Expenses\" ;",
+                &format!("rdfs:label \"Expenses{hostile}\" ;"),
+            ),
+            (
+                "rdfs:label \"Line item\" ;",
+                &format!("rdfs:label \"Line item{hostile}\" ;"),
+            ),
+        ]),
+    );
+    let schema = std::fs::read_to_string(dir.path().join("schema.sql")).unwrap();
+    assert!(!schema.contains("DROP"), "{schema}");
+    for line in schema.lines() {
+        let statement = ["--", "CREATE ", "INSERT ", "ALTER ", "    ", ");"]
+            .iter()
+            .any(|start| line.starts_with(start));
+        assert!(line.is_empty() || statement, "schema.sql: {line:?}");
+    }
+    let readme = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    assert!(
+        readme.starts_with("# Expenses DROP TABLE line_item; -- # Injected\n"),
+        "{readme}"
+    );
+    assert!(!readme.contains("\n# Injected"), "{readme}");
+}

@@ -21,6 +21,9 @@ struct View {
 #[derive(Serialize, Deserialize)]
 struct App {
     title: String,
+    /// The title on one line, for the README's heading: a line break in
+    /// a label must not start Markdown of its own.
+    heading: String,
     /// The compose project's name.
     project: String,
     home: Traced<Home>,
@@ -73,8 +76,15 @@ impl Generator for Compose {
             )),
             None => None,
         };
+        let heading = ui
+            .app
+            .title
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
         let app = App {
             title: ui.app.title.clone(),
+            heading,
             project: if project.is_empty() {
                 "seams".into()
             } else {
