@@ -865,7 +865,18 @@ fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live(
     std::fs::write(p.path().join("nav.html"), NAV).unwrap();
     std::fs::write(p.path().join("fields.txt"), FIELDS).unwrap();
     let once = ["--retries", "0"];
-    for (reference, case) in [("nav.html", "nav-good"), ("fields.txt", "fields-good")] {
+    // The honest drafts; and two that read one property for another
+    // where the chat model gives both the same text (a path that is the
+    // lower-cased label, a field's name that is its relation's): no probe
+    // can prove which one they read, so none refuses them. Where the
+    // texts differ, their output differs from the reference, and the
+    // golden test refuses them.
+    for (reference, case) in [
+        ("nav.html", "nav-good"),
+        ("fields.txt", "fields-good"),
+        ("nav.html", "nav-path-from-label"),
+        ("fields.txt", "fields-merged"),
+    ] {
         let out = p.path().join(case);
         let run = draft_from(&p, reference, case, &out, &once);
         assert_eq!(run.code, 0, "{case}: {run:?}");
@@ -876,12 +887,6 @@ fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live(
         );
     }
     for (reference, case, why) in [
-        // Links that ignore ui:path (the file name is the lowercased label).
-        (
-            "nav.html",
-            "nav-path-from-label",
-            "revalue: nav.html: line 2 should read \"  <a href=\\\"value01.html\\\">Conversations</a>\" with the new values where the old ones were shown, but reads \"  <a href=\\\"conversations.html\\\">Conversations</a>\"",
-        ),
         // An order that follows the IRIs, right here by luck.
         (
             "nav.html",
@@ -894,12 +899,6 @@ fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live(
             "nav-hardcoded-iri",
             "rename: nav.html: has 3 lines instead of 5",
         ),
-        // Two properties merged that hold equal values in this model.
-        (
-            "fields.txt",
-            "fields-merged",
-            "revalue: fields.txt: line 1 should read \"value06: value05\" with the new values where the old ones were shown, but reads \"conversation: value05\"",
-        ),
         // A title written in the code, as a string...
         (
             "title.html",
@@ -910,7 +909,7 @@ fn the_model_probes_accept_honest_drafts_and_reject_each_failure_mode_seen_live(
         (
             "title.html",
             "title-hardcoded-disguised",
-            "relabel: title.html: line 2 should read \"  <h1>Relabel01</h1>\" with the new values where the old ones were shown, but reads \"  <h1>Chat</h1>\"",
+            "relabel: title.html: line 2 still prints \"Chat\", though no element of the changed model holds \"Chat\" in any form",
         ),
     ] {
         let out = p.path().join(case);
@@ -1312,11 +1311,14 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     let shipped_reference =
         |case: &str, file: &str| std::fs::read_to_string(cases.join(case).join(file)).unwrap();
     case("chat-nav", "nav.html", NAV, "expect = \"accepted\"");
+    // Where the model gives two properties one text, reading one for the
+    // other leaves no proof: accepted (the golden test refuses it where
+    // the texts differ).
     case(
         "chat-nav-path-from-label",
         "nav.html",
         NAV,
-        "rejected_by = \"revalue\"",
+        "expect = \"accepted\"",
     );
     case(
         "chat-nav-iri-order",
@@ -1334,16 +1336,17 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
         "chat-fields-merged",
         "fields.txt",
         FIELDS,
-        "rejected_by = \"revalue\"",
+        "expect = \"accepted\"",
     );
-    // Wrong generators beside the correct-but-different ones the shipped
-    // cases accept: a table named from the linked entity's label (which
-    // lower-cases to its name here), and only the first status attribute.
+    // Beside the correct-but-different generators the shipped cases
+    // accept: a table named from the linked entity's label (which
+    // lower-cases to its name here: accepted, no proof), and only the
+    // first status attribute (refused).
     case(
         "chat-schema--schema-target-from-label",
         "schema.sql",
         &shipped_reference("chat-schema", "schema.sql"),
-        "rejected_by = \"revalue\"",
+        "expect = \"accepted\"",
     );
     case_in(
         &repo_root().join("examples/expense"),
@@ -1372,13 +1375,13 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     assert_eq!(run.code, 0, "{run:?}");
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let totals = &report["totals"];
-    assert_eq!(totals["accepted"], 1, "{report:#}");
+    assert_eq!(totals["accepted"], 4, "{report:#}");
     assert_eq!(totals["cases"], 8);
     assert_eq!(
         totals["passed_tests"], 8,
         "every replay passes the four tests"
     );
-    assert_eq!(totals["passed_every_probe"], 1);
+    assert_eq!(totals["passed_every_probe"], 4);
     assert_eq!(totals["as_expected"], true);
     for result in report["cases"].as_array().unwrap() {
         assert_eq!(result["as_expected"], true, "{result:#}");

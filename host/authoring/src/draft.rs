@@ -645,7 +645,12 @@ fn inputs(project: &Project, request: &DraftRequest) -> Result<Inputs, DraftErro
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("seams-{}", request.name)));
-    let model = Arc::new(Model::load(&project.model_files)?);
+    // Lists as the UI vocabulary makes them, so that the probes clone a
+    // form's one field into it as write-back does.
+    let model = Arc::new(
+        Model::load(&project.model_files)?
+            .with_lists(seams_model::ui_shapes::list_properties().clone()),
+    );
     let prompt = build_prompt(&request.name, &reference, &model, request.language)?;
     Ok(Inputs {
         reference,

@@ -65,31 +65,60 @@ impl Model {
             && !any(None, Some(node), None)
     }
 
-    /// The subjects that point at `iri` through a property their kind
-    /// holds several of: its containers, whose lists a copy of `iri` joins.
-    pub fn containers(&self, iri: &str) -> Vec<(String, String)> {
+    /// Every (named subject, property) that points at `iri`, `rdf:type`
+    /// aside, sorted: the links a copy of `iri` would need to be reached
+    /// as `iri` is.
+    pub fn links_to(&self, iri: &str) -> Vec<(String, String)> {
         let Ok(node) = NamedNode::new(iri) else {
             return Vec::new();
         };
-        let mut found = BTreeSet::new();
-        for quad in self
+        let found: BTreeSet<(String, String)> = self
             .store()
             .quads_for_pattern(None, None, Some(node.as_ref().into()), None)
             .filter_map(Result::ok)
-        {
-            let Subject::NamedNode(subject) = &quad.subject else {
-                continue;
-            };
-            if quad.predicate.as_ref() != rdf::TYPE
-                && self.holds_several(subject.as_str(), quad.predicate.as_ref())
-            {
-                found.insert((
-                    subject.as_str().to_owned(),
-                    quad.predicate.as_str().to_owned(),
-                ));
-            }
-        }
+            .filter_map(|quad| match quad.subject {
+                Subject::NamedNode(subject) if quad.predicate.as_ref() != rdf::TYPE => {
+                    Some((subject.into_string(), quad.predicate.into_string()))
+                }
+                _ => None,
+            })
+            .collect();
         found.into_iter().collect()
+    }
+
+    /// The named objects of `property` on `subject`, sorted.
+    pub fn objects(&self, subject: &str, property: &str) -> Vec<String> {
+        let (Ok(subject), Ok(property)) = (NamedNode::new(subject), NamedNode::new(property))
+        else {
+            return Vec::new();
+        };
+        let found: BTreeSet<String> = self
+            .store()
+            .quads_for_pattern(
+                Some(subject.as_ref().into()),
+                Some(property.as_ref()),
+                None,
+                None,
+            )
+            .filter_map(Result::ok)
+            .filter_map(|q| match q.object {
+                Term::NamedNode(o) => Some(o.into_string()),
+                _ => None,
+            })
+            .collect();
+        found.into_iter().collect()
+    }
+
+    /// The subjects that point at `iri` through a property their kind
+    /// holds several of: its containers, whose lists a copy of `iri` joins.
+    pub fn containers(&self, iri: &str) -> Vec<(String, String)> {
+        self.links_to(iri)
+            .into_iter()
+            .filter(|(subject, property)| {
+                NamedNode::new(property.as_str())
+                    .is_ok_and(|p| self.holds_several(subject, p.as_ref()))
+            })
+            .collect()
     }
 
     /// The elements under `iri`: those it holds several of its kind of

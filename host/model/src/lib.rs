@@ -33,6 +33,7 @@ mod model;
 pub mod position;
 pub mod query_shape;
 mod shapes;
+pub mod ui_shapes;
 pub mod vocabulary;
 mod watchdog;
 pub mod written;

@@ -158,7 +158,12 @@ pub(crate) fn test_built_in(
         bytes,
     } = build(dir, project, env, progress)?;
     let loaded = runtime.load(&dir.display().to_string(), &bytes)?;
-    let model = Arc::new(Model::load(&project.model_files)?);
+    // Lists as the UI vocabulary makes them, so that the probes clone a
+    // form's one field into it as write-back does.
+    let model = Arc::new(
+        Model::load(&project.model_files)?
+            .with_lists(seams_model::ui_shapes::list_properties().clone()),
+    );
     let first = runtime.run_reporting(&loaded, &model, &project.limits)?;
     let (golden_dir, shown_as) = match goldens {
         Some(goldens) => (goldens.to_owned(), goldens.display().to_string()),

@@ -1,58 +1,40 @@
-//! How a line shows the model's values, and whether a line printed on a
-//! changed model shows the new values where the old line showed the old
-//! ones, every other character kept.
+//! How a line shows the model's texts, and whether a line printed on a
+//! changed model follows the change.
 //!
-//! A value may be printed as written or transformed: lower- or
+//! A text is held by a literal of an element or by an element's IRI (its
+//! local name), and may be printed as written or transformed: lower- or
 //! upper-cased, capitalised, in snake, kebab, Pascal or camel case, its
-//! words run together or spaced, followed by a plural `s`. The old line is
-//! read left to right; where a form of a value starts at a word boundary,
-//! the longest one there is a *slot*, and the new line must show, in that
-//! place, the same form of a new value that an old value of the slot's
-//! text had. A kept value counts only as written: a changed value's form
-//! that a kept value also spells (a path that is the lower-cased label)
-//! must then change, or a line that copies the kept value would pass.
+//! words run together or spaced, followed by a plural `s`. A probe gives
+//! some holders new texts and keeps the others. A line on the changed
+//! model follows when it reads as the old line with some of the places
+//! that showed a holder's text (a *slot*, starting and ending at a word
+//! boundary) showing, in the same form, that holder's new text; where
+//! several holders' texts met at one place, any of them may fill it. The
+//! one thing a line may not do is show, where a changed text stood, that
+//! text again when no holder on the changed model has it in any form:
+//! that is the proof that no generator reading the model printed it.
 
-use std::collections::HashSet;
+use aho_corasick::{AhoCorasick, MatchKind};
 
-/// A value of an element on the changed model: `old` became `new`; equal
-/// when the value was kept.
+/// Where a text of the model is held.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Swap {
-    /// The value on the model the reference was drawn from.
-    pub old: String,
-    /// The value on the changed model.
-    pub new: String,
+pub struct Holder {
+    /// The element.
+    pub element: String,
+    /// The property whose literal holds it; `None` for the local name of
+    /// the element's IRI.
+    pub property: Option<String>,
+    /// The text.
+    pub text: String,
 }
 
-impl Swap {
-    /// A value the change keeps.
-    pub fn kept(value: &str) -> Swap {
-        Swap {
-            old: value.to_owned(),
-            new: value.to_owned(),
-        }
-    }
-}
-
-/// The (old form, new form) pairs of `swaps`: every form of a changed
-/// value, a kept value only as written unless `loose`; longest old form
-/// first.
-pub fn forms(swaps: &[&Swap], loose: bool) -> Vec<(String, String)> {
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for swap in swaps {
-        if swap.old.is_empty() {
-            continue;
-        }
-        if swap.old == swap.new && !loose {
-            pairs.push((swap.old.clone(), swap.new.clone()));
-        } else {
-            pairs.extend(transforms(&swap.old).into_iter().zip(transforms(&swap.new)));
-        }
-    }
-    pairs.retain(|(old, _)| !old.is_empty());
-    pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
-    pairs.dedup();
-    pairs
+/// A holder and its text on the changed model: `None` when it is kept.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Change {
+    /// The holder, with its old text.
+    pub holder: Holder,
+    /// Its new text, if it changed.
+    pub new: Option<String>,
 }
 
 /// The words of `value`: its runs of letters and digits, split again where
@@ -115,19 +97,13 @@ fn transforms(value: &str) -> [String; 11] {
     ]
 }
 
-/// A part of an old line: text as it was, or a value shown there.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Piece {
-    /// Characters that must stay as they are.
-    Text(String),
-    /// A value's form: what the old line shows, and what the new one may.
-    Slot {
-        /// The old line's text.
-        old: String,
-        /// The forms of the new values that may stand in its place: the
-        /// old text first when a kept value allows it.
-        new: Vec<String>,
-    },
+/// Whether the words of `inner` (lower-cased) run, in order, inside those
+/// of `outer`: a value inside another ("Loan" in "Request loan" and in
+/// `loan_status_form`).
+pub fn inside(inner: &str, outer: &str) -> bool {
+    let lower = |s: &str| -> Vec<String> { words(s).iter().map(|w| w.to_lowercase()).collect() };
+    let (inner, outer) = (lower(inner), lower(outer));
+    !inner.is_empty() && outer.windows(inner.len()).any(|w| w == inner.as_slice())
 }
 
 /// Whether a form may start after `before` (a word boundary, or a case
@@ -154,119 +130,266 @@ fn ends_word(last: char, rest: &str) -> bool {
             .any(|plural| rest.strip_prefix(plural).is_some_and(bounded))
 }
 
-/// `line` read as text and slots for `forms` (from [`forms`]).
-pub fn pattern(line: &str, forms: &[(String, String)]) -> Vec<Piece> {
-    let mut pieces = Vec::new();
-    let mut text = String::new();
-    let mut before: Option<char> = None;
-    let mut at = 0;
-    while let Some(c) = line[at..].chars().next() {
-        let rest = &line[at..];
-        let found = if starts_word(before, c) {
-            forms.iter().find(|(old, _)| {
-                rest.starts_with(old.as_str())
-                    && old
-                        .chars()
-                        .next_back()
-                        .is_some_and(|last| ends_word(last, &rest[old.len()..]))
-            })
-        } else {
-            None
-        };
-        match found {
-            Some((old, _)) => {
-                // The text kept first, when a kept value allows it: it is
-                // what the message shows.
-                let mut new: Vec<String> = forms
-                    .iter()
-                    .filter(|(o, _)| o == old)
-                    .map(|(_, n)| n.clone())
-                    .collect();
-                new.sort_by_key(|n| n != old);
-                new.dedup();
-                if !text.is_empty() {
-                    pieces.push(Piece::Text(std::mem::take(&mut text)));
+/// One form of the old texts, as a line may show it.
+#[derive(Debug)]
+struct Form {
+    /// The text of the form on the old model.
+    old: String,
+    /// The same form of the new text of each changed holder that had it.
+    fills: Vec<String>,
+    /// The changes that gave it, for the message.
+    changes: Vec<usize>,
+    /// Whether a kept holder still has it: then it may stay as it was.
+    kept: bool,
+}
+
+/// Why a line does not follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unfollowed {
+    /// The line with each changed text in its likeliest new form.
+    pub expected: String,
+    /// A changed text the line still shows, though no holder has it.
+    pub still: Option<String>,
+    /// What became of that text's holders: (holder, new text).
+    pub became: Vec<(Holder, String)>,
+}
+
+/// The forms of a probe's changes, found in lines at once.
+#[derive(Debug)]
+pub struct Reading {
+    changes: Vec<Change>,
+    forms: Vec<Form>,
+    finder: Option<AhoCorasick>,
+}
+
+impl Reading {
+    /// The reading of `changes`: each holder's forms, every one of a
+    /// changed holder paired with the same form of its new text; a form
+    /// in `fixed` (a word of the output's format) may stay as it was.
+    pub fn new(changes: Vec<Change>, fixed: &[String]) -> Reading {
+        let mut forms: Vec<Form> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (index, change) in changes.iter().enumerate() {
+            let old = transforms(&change.holder.text);
+            let new = change.new.as_deref().map(transforms);
+            for (k, old_form) in old.iter().enumerate() {
+                if old_form.is_empty() {
+                    continue;
                 }
-                pieces.push(Piece::Slot {
-                    old: old.clone(),
-                    new,
+                let slot = *at.entry(old_form.clone()).or_insert_with(|| {
+                    forms.push(Form {
+                        old: old_form.clone(),
+                        fills: Vec::new(),
+                        changes: Vec::new(),
+                        kept: false,
+                    });
+                    forms.len() - 1
                 });
-                at += old.len();
-                before = old.chars().next_back();
-            }
-            None => {
-                text.push(c);
-                at += c.len_utf8();
-                before = Some(c);
+                let form = &mut forms[slot];
+                match &new {
+                    Some(new) => {
+                        if !form.fills.contains(&new[k]) {
+                            form.fills.push(new[k].clone());
+                        }
+                        if !form.changes.contains(&index) {
+                            form.changes.push(index);
+                        }
+                    }
+                    None => form.kept = true,
+                }
             }
         }
+        for form in &mut forms {
+            form.kept |= fixed.contains(&form.old);
+        }
+        let finder = (!forms.is_empty())
+            .then(|| {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::Standard)
+                    .build(forms.iter().map(|f| f.old.as_str()))
+                    .ok()
+            })
+            .flatten();
+        Reading {
+            changes,
+            forms,
+            finder,
+        }
     }
-    if !text.is_empty() {
-        pieces.push(Piece::Text(text));
-    }
-    pieces
-}
 
-/// Whether `line` reads as `pieces` with each slot filled by one of its
-/// new forms.
-pub fn shows(pieces: &[Piece], line: &str) -> bool {
-    // (piece, byte) pairs already known not to match: each is tried once,
-    // so a line costs at most pieces x bytes x forms.
-    fn go(
-        pieces: &[Piece],
-        i: usize,
-        line: &str,
-        at: usize,
-        failed: &mut HashSet<(usize, usize)>,
-    ) -> bool {
-        let Some(piece) = pieces.get(i) else {
-            return at == line.len();
+    /// For each byte of `line`, the forms that start there and end there
+    /// at word boundaries.
+    fn occurrences(&self, line: &str) -> Vec<Vec<usize>> {
+        let mut found = vec![Vec::new(); line.len() + 1];
+        let Some(finder) = &self.finder else {
+            return found;
         };
-        if failed.contains(&(i, at)) {
-            return false;
-        }
-        let rest = &line[at..];
-        let matched = match piece {
-            Piece::Text(text) => {
-                rest.starts_with(text.as_str()) && go(pieces, i + 1, line, at + text.len(), failed)
+        for m in finder.find_overlapping_iter(line) {
+            let (start, end) = (m.start(), m.end());
+            let before = line[..start].chars().next_back();
+            let (Some(first), Some(last)) = (
+                line[start..end].chars().next(),
+                line[start..end].chars().next_back(),
+            ) else {
+                continue;
+            };
+            if starts_word(before, first) && ends_word(last, &line[end..]) {
+                found[start].push(m.pattern().as_usize());
             }
-            Piece::Slot { new, .. } => new.iter().any(|n| {
-                rest.starts_with(n.as_str()) && go(pieces, i + 1, line, at + n.len(), failed)
-            }),
-        };
-        if !matched {
-            failed.insert((i, at));
         }
-        matched
+        for starts in &mut found {
+            // Longest first: the likeliest reading, for the message.
+            starts.sort_by_key(|&p| std::cmp::Reverse(self.forms[p].old.len()));
+        }
+        found
     }
-    go(pieces, 0, line, 0, &mut HashSet::new())
-}
 
-/// The line `pieces` expect, each slot filled with its likeliest form.
-pub fn expected(pieces: &[Piece]) -> String {
-    pieces
-        .iter()
-        .map(|p| match p {
-            Piece::Text(text) => text.as_str(),
-            Piece::Slot { old, new } => new.first().unwrap_or(old).as_str(),
+    /// The changed texts `line` shows (as forms) where no holder of them
+    /// is `near` the line: the words of a format that a model text
+    /// happens to spell (a key `"submit"` on every form's line, the
+    /// submit label of one of them "Submit").
+    pub fn unheld(&self, line: &str, near: impl Fn(&str) -> bool) -> Vec<String> {
+        self.occurrences(line)
+            .into_iter()
+            .flatten()
+            .map(|p| &self.forms[p])
+            .filter(|form| {
+                !form.kept
+                    && !form
+                        .changes
+                        .iter()
+                        .any(|&c| near(&self.changes[c].holder.element))
+            })
+            .map(|form| form.old.clone())
+            .collect()
+    }
+
+    /// Whether `line` shows any of the texts in some form.
+    pub fn mentions(&self, line: &str) -> bool {
+        self.occurrences(line).iter().any(|o| !o.is_empty())
+    }
+
+    /// Whether `new` follows `old`; else why not.
+    pub fn follows(&self, old: &str, new: &str) -> Result<(), Unfollowed> {
+        let found = self.occurrences(old);
+        // reach[i]: the bytes of `new` that the first i bytes of `old`
+        // may have become. Every step moves on in `old`, so one pass in
+        // order visits each (i, j) once.
+        let mut reach: Vec<Vec<usize>> = vec![Vec::new(); old.len() + 1];
+        reach[0].push(0);
+        for i in 0..old.len() {
+            let mut js = std::mem::take(&mut reach[i]);
+            if js.is_empty() {
+                continue;
+            }
+            js.sort_unstable();
+            js.dedup();
+            let gone = found[i].iter().any(|&p| !self.forms[p].kept);
+            let c = old[i..].chars().next().unwrap_or_default();
+            for &j in &js {
+                let rest = &new[j..];
+                for &p in &found[i] {
+                    let form = &self.forms[p];
+                    let end = i + form.old.len();
+                    if form.kept && rest.starts_with(form.old.as_str()) {
+                        reach[end].push(j + form.old.len());
+                    }
+                    for fill in &form.fills {
+                        if rest.starts_with(fill.as_str()) {
+                            reach[end].push(j + fill.len());
+                        }
+                    }
+                }
+                // Text as it was, but never where a changed text no
+                // holder keeps starts.
+                if !gone && rest.starts_with(c) {
+                    reach[i + c.len_utf8()].push(j + c.len_utf8());
+                }
+            }
+        }
+        if reach[old.len()].contains(&new.len()) {
+            return Ok(());
+        }
+        let new_found = self.occurrences(new);
+        let still = (0..old.len()).find_map(|i| {
+            found[i].iter().find_map(|&p| {
+                let form = &self.forms[p];
+                (!form.kept && new_found.iter().flatten().any(|&q| q == p)).then_some(p)
+            })
+        });
+        Err(Unfollowed {
+            expected: self.expected(old, &found),
+            still: still.map(|p| self.forms[p].old.clone()),
+            became: still
+                .map(|p| {
+                    self.forms[p]
+                        .changes
+                        .iter()
+                        .filter_map(|&c| {
+                            let change = &self.changes[c];
+                            Some((change.holder.clone(), change.new.clone()?))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
-        .collect()
+    }
+
+    /// `old` with each changed text in its likeliest new form: the
+    /// longest form at each place, the first holder's new text.
+    fn expected(&self, old: &str, found: &[Vec<usize>]) -> String {
+        let mut out = String::new();
+        let mut i = 0;
+        while i < old.len() {
+            match found[i].first().map(|&p| &self.forms[p]) {
+                Some(form) => {
+                    out.push_str(match form.fills.first() {
+                        Some(fill) if !form.kept => fill,
+                        _ => &form.old,
+                    });
+                    i += form.old.len();
+                }
+                None => {
+                    let c = old[i..].chars().next().unwrap_or_default();
+                    out.push(c);
+                    i += c.len_utf8().max(1);
+                }
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn swap(old: &str, new: &str) -> Swap {
-        Swap {
-            old: old.into(),
-            new: new.into(),
+    fn holder(text: &str) -> Holder {
+        Holder {
+            element: format!("urn:{text}"),
+            property: Some("urn:p".into()),
+            text: text.into(),
         }
     }
 
-    fn follows(old: &str, new: &str, swaps: &[Swap]) -> bool {
-        let swaps: Vec<&Swap> = swaps.iter().collect();
-        shows(&pattern(old, &forms(&swaps, false)), new)
+    fn changed(old: &str, new: &str) -> Change {
+        Change {
+            holder: holder(old),
+            new: Some(new.into()),
+        }
+    }
+
+    fn kept(text: &str) -> Change {
+        Change {
+            holder: holder(text),
+            new: None,
+        }
+    }
+
+    fn follows(old: &str, new: &str, changes: &[Change]) -> bool {
+        Reading::new(changes.to_vec(), &[])
+            .follows(old, new)
+            .is_ok()
     }
 
     #[test]
@@ -283,136 +406,139 @@ mod tests {
                 "ExpenseReport"
             ]
         );
+        assert!(inside("Loan", "Request loan"));
+        assert!(inside("loan status", "loan_status_form"));
+        assert!(!inside("loan", "loans"));
+        assert!(!inside("", "loans"));
     }
 
     #[test]
-    fn a_line_follows_when_each_shown_value_changed_in_the_form_it_had() {
-        let name = swap("Conversation", "Value07");
-        let relation = swap("conversation", "Value03");
-        let cases: &[(&str, &str, &[Swap], bool)] = &[
-            // The linked entity's name, lower-cased: either value may fill it.
+    fn a_line_follows_when_each_changed_text_shows_a_new_text_of_one_of_its_holders() {
+        // A label equal to a name: both change, to distinct texts, and
+        // either may stand where "Loan" stood.
+        let loan = [changed("Loan", "Relabel01"), changed("Loan", "Relabel02")];
+        let cases: &[(&str, &str, &[Change], bool)] = &[
+            ("<h1>Loan</h1>", "<h1>Relabel01</h1>", &loan, true),
+            ("<h1>Loan</h1>", "<h1>Relabel02</h1>", &loan, true),
+            ("class Loan:", "class Relabel02:", &loan, true),
+            ("loans = []", "relabel01s = []", &loan, true),
+            ("<h1>Loan</h1>", "<h1>Loan</h1>", &loan, false),
+            // Snake case of a value inside an IRI's local name: the IRI
+            // changed too, so its text may stand there...
             (
-                "REFERENCES conversation(id)",
-                "REFERENCES value07(id)",
-                &[name.clone(), relation.clone()],
-                true,
-            ),
-            (
-                "REFERENCES conversation(id)",
-                "REFERENCES Value03(id)",
-                &[name.clone(), relation.clone()],
-                true,
-            ),
-            (
-                "REFERENCES conversation(id)",
-                "REFERENCES conversation(id)",
-                &[name.clone(), relation.clone()],
-                false,
-            ),
-            // Snake case and plural.
-            (
-                "expense_reports = []",
-                "value01s = []",
-                &[swap("ExpenseReport", "Value01")],
-                true,
-            ),
-            (
-                "class ExpenseReportCreate:",
-                "class Value01Create:",
-                &[swap("ExpenseReport", "Value01")],
-                true,
-            ),
-            // A kept value longer than the changed one holds its text.
-            (
-                "<h2>Start a conversation</h2>",
-                "<h2>Start a conversation</h2>",
-                &[swap("Start", "Value02"), Swap::kept("Start a conversation")],
-                true,
-            ),
-            (
-                "<button>Start</button>",
-                "<button>Value02</button>",
-                &[swap("Start", "Value02"), Swap::kept("Start a conversation")],
-                true,
-            ),
-            (
-                "<button>Start</button>",
-                "<button>Start</button>",
-                &[swap("Start", "Value02"), Swap::kept("Start a conversation")],
-                false,
-            ),
-            // A kept value's transformed form does not excuse a changed
-            // value written as it is: a path copied from the label.
-            (
-                "href=\"conversations.html\"",
-                "href=\"conversations.html\"",
+                "\"form\": \"loan_status_form\"",
+                "\"form\": \"value03\"",
                 &[
-                    swap("conversations", "Value01"),
-                    Swap::kept("Conversations"),
-                ],
-                false,
-            ),
-            (
-                "href=\"conversations.html\"",
-                "href=\"Value01.html\"",
-                &[
-                    swap("conversations", "Value01"),
-                    Swap::kept("Conversations"),
+                    changed("Loan status", "Value01"),
+                    changed("loan_status_form", "value03"),
                 ],
                 true,
             ),
-            // ...but a kept value written as it is may stay.
+            // ...or the label's, the rest kept.
+            (
+                "\"form\": \"loan_status_form\"",
+                "\"form\": \"value01_form\"",
+                &[
+                    changed("Loan status", "Value01"),
+                    changed("loan_status_form", "value03"),
+                ],
+                true,
+            ),
+            (
+                "\"form\": \"loan_status_form\"",
+                "\"form\": \"loan_status_form\"",
+                &[
+                    changed("Loan status", "Value01"),
+                    changed("loan_status_form", "value03"),
+                ],
+                false,
+            ),
+            // A value inside a longer one: a title made of the submit
+            // label and fixed words follows as well as one read whole.
+            (
+                "<h2>Start a conversation</h2>",
+                "<h2>Value02</h2>",
+                &[
+                    changed("Start", "Value01"),
+                    changed("Start a conversation", "Value02"),
+                ],
+                true,
+            ),
+            (
+                "<h2>Start a conversation</h2>",
+                "<h2>Value01 a conversation</h2>",
+                &[
+                    changed("Start", "Value01"),
+                    changed("Start a conversation", "Value02"),
+                ],
+                true,
+            ),
+            // A text a kept holder still has may stay, in any form.
             (
                 "id=\"conversations\"",
                 "id=\"conversations\"",
-                &[
-                    swap("Conversations", "Relabel01"),
-                    Swap::kept("conversations"),
-                ],
+                &[changed("Conversation", "Relabel01"), kept("Conversations")],
                 true,
             ),
-            // Inside a longer word a value is not shown.
-            ("textarea", "textarea", &[swap("text", "Value01")], true),
+            // Inside a longer word a text is not shown.
+            ("textarea", "textarea", &[changed("text", "Value01")], true),
             (
                 "type=\"text\"",
                 "type=\"text\"",
-                &[swap("text", "Value01")],
+                &[changed("text", "Value01")],
                 false,
             ),
             // Other text must not change.
             ("<li>A</li>", "<li>A</li>!", &[], false),
+            ("<li>A</li>", "<li>A</li>", &[], true),
         ];
-        for (old, new, swaps, expected) in cases {
+        for (old, new, changes, expected) in cases {
             assert_eq!(
-                follows(old, new, swaps),
+                follows(old, new, changes),
                 *expected,
-                "{old:?} -> {new:?} with {swaps:?}"
+                "{old:?} -> {new:?} with {changes:?}"
             );
         }
-        // Loose: a class named after a name that spells the label.
-        let swaps = [swap("Status", "Relabel01"), Swap::kept("status")];
-        let refs: Vec<&Swap> = swaps.iter().collect();
-        assert!(shows(
-            &pattern("class Status(Enum):", &forms(&refs, true)),
-            "class Status(Enum):"
-        ));
-        assert!(!shows(
-            &pattern("class Status(Enum):", &forms(&refs, false)),
-            "class Status(Enum):"
-        ));
     }
 
     #[test]
-    fn the_expected_line_keeps_what_a_kept_value_allows() {
-        let swaps = [swap("Start", "Value02"), Swap::kept("Start")];
-        let refs: Vec<&Swap> = swaps.iter().collect();
-        let pieces = pattern("<b>Start</b>", &forms(&refs, false));
-        assert_eq!(expected(&pieces), "<b>Start</b>");
-        assert!(shows(&pieces, "<b>Value02</b>"));
-        let swaps = [swap("Start", "Value02")];
-        let refs: Vec<&Swap> = swaps.iter().collect();
-        let pieces = pattern("<b>Start</b>", &forms(&refs, false));
-        assert_eq!(expected(&pieces), "<b>Value02</b>");
-        assert!(!shows(&pieces, "<b>Start</b>"));
+    fn a_word_of_the_format_that_a_text_spells_may_stay() {
+        let changes = vec![changed("Submit", "Value01")];
+        let reading = Reading::new(changes.clone(), &[]);
+        let line = "{\"form\": \"f\", \"submit\": \"Save\"}";
+        // The line of a form whose label is "Save": no holder of
+        // "Submit" is near it, so "submit" is a word of the format.
+        assert_eq!(reading.unheld(line, |e| e == "urn:f"), ["submit"]);
+        assert!(reading.unheld(line, |e| e == "urn:Submit").is_empty());
+        assert!(reading.follows(line, line).is_err());
+        assert!(
+            Reading::new(changes, &["submit".into()])
+                .follows(line, line)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_refusal_names_the_text_no_holder_has_any_more() {
+        let reading = Reading::new(vec![changed("Loan", "Relabel01"), kept("Start")], &[]);
+        let why = reading
+            .follows("<b>Loan</b> Start", "<b>Loan</b> Start")
+            .unwrap_err();
+        assert_eq!(why.expected, "<b>Relabel01</b> Start");
+        assert_eq!(why.still.as_deref(), Some("Loan"));
+        assert_eq!(why.became, [(holder("Loan"), "Relabel01".to_owned())]);
+        let why = reading
+            .follows("<b>Loan</b>", "<i>Relabel01</i>")
+            .unwrap_err();
+        assert_eq!(why.still, None);
+    }
+
+    #[test]
+    fn a_long_line_costs_its_length_not_its_length_squared() {
+        let old = "Loan ".repeat(20_000);
+        let new = "Relabel01 ".repeat(20_000);
+        let reading = Reading::new(vec![changed("Loan", "Relabel01")], &[]);
+        assert!(reading.follows(&old, &new).is_ok());
+        assert!(reading.follows(&old, &old).is_err());
     }
 }

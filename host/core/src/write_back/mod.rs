@@ -19,7 +19,6 @@ use seams_runtime::Runtime;
 
 mod block;
 mod diff;
-mod lists;
 
 pub use block::{BlockChange, BlockPlan, plan_block_write_back};
 
@@ -539,7 +538,7 @@ fn now(
         return Err(WriteBackError::NotEdited(output.to_owned()));
     }
     let inputs = read_stamp(project, Some(&lock), false)?
-        .load_model_listing(project, lists::list_properties())?;
+        .load_model_listing(project, seams_model::ui_shapes::list_properties())?;
     let generation = run_with_inputs(project, runtime, &inputs);
     let Some((text, traced)) = generated(&generation, &rel).map(|(t, traced)| {
         (
