@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use seams_authoring::probe::soundness::check;
+use seams_authoring::probe::soundness::sound;
 
 fuzz_target!(|data: &[u8]| {
-    if let Err(why) = check(data) {
+    if let Err(why) = sound(data) {
         panic!("{why}");
     }
 });

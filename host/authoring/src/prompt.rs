@@ -240,10 +240,17 @@ fn neighbourhood(model: &Model, reference: &str) -> Vec<String> {
             push(container, &mut order);
         }
     }
+    // Each sibling with the elements it belongs to: attributes shown
+    // without their entity leave a draft guessing which entity they are
+    // of.
     for e in &printed {
         for class in model.types_of(e) {
             for sibling in model.instances_of(&class) {
+                let owners = model.containers(&sibling);
                 push(sibling, &mut order);
+                for (owner, _) in owners {
+                    push(owner, &mut order);
+                }
             }
         }
     }
@@ -309,6 +316,33 @@ mod tests {
         }
         assert!(!prompt.contains("left out"), "nothing is cut");
         assert!(prompt.len() <= PROMPT_CAP);
+    }
+
+    #[test]
+    fn attributes_come_with_the_entity_they_belong_to() {
+        // The expense example: a reference printing the names of two
+        // attributes of two entities; each entity must be shown, not only
+        // the sibling attributes (ExpenseReport's four were orphaned).
+        let model = Model::parse(
+            "expense.ttl",
+            include_str!("../../../examples/expense/model.ttl"),
+        )
+        .unwrap()
+        .with_lists(seams_model::ui_shapes::list_properties().clone());
+        let prompt = build_prompt(
+            "columns",
+            &reference("spent_on\namount\n"),
+            &model,
+            Language::Rust,
+        )
+        .unwrap();
+        for entity in ["exp:LineItem a ui:Entity", "exp:ExpenseReport a ui:Entity"] {
+            assert!(prompt.contains(entity), "{entity} missing from:\n{prompt}");
+        }
+        assert!(
+            prompt.contains("a boolean prints `True`"),
+            "how values print"
+        );
     }
 
     #[test]
