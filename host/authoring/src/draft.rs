@@ -412,12 +412,18 @@ pub fn check_no_restated_labels(template: &str, reference: &str, model: &Model) 
 }
 
 /// The model's literal values the reference prints, (element, value):
-/// what a drafted extract must read, not write.
+/// what a drafted extract must read, not write. Not the values of an
+/// enumeration (`ui:kind "submit"`, `ui:inputType "select"`): a
+/// program names those to test them, and a format may spell them as
+/// fixed words (`submit:` in a site map).
 fn printed_values(reference: &str, model: &Model) -> Vec<(String, String)> {
+    let enumerated = seams_model::ui_shapes::enumerated_properties();
     model
         .literal_values()
         .into_iter()
-        .filter(|(_, _, v)| crate::probe::telling(v) && reference.contains(v.as_str()))
+        .filter(|(_, p, v)| {
+            !enumerated.contains(p) && crate::probe::telling(v) && reference.contains(v.as_str())
+        })
         .map(|(element, _, value)| (element, value))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
@@ -1136,6 +1142,23 @@ mod tests {
         assert!(
             check_no_restated_labels("<h1>[[ app.title ]]</h1>\n", "<h1>Chat</h1>", &model)
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_value_of_an_enumeration_is_no_copied_value() {
+        let model = Model::parse(
+            "m.ttl",
+            "@prefix ui: <https://w3id.org/seams/ui#> .\n\
+             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+             <urn:send> a ui:Event ; ui:kind \"submit\" ; rdfs:label \"Send it\" .\n",
+        )
+        .unwrap();
+        // "submit:" is a word of the site map's format; "Send it" is the
+        // model's.
+        assert_eq!(
+            printed_values("submit: Send it\n", &model),
+            [("urn:send".to_owned(), "Send it".to_owned())]
         );
     }
 }
