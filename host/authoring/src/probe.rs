@@ -163,10 +163,7 @@ fn cased_like(old: &str, fresh: &str) -> String {
 /// form: as written or cased otherwise, or its words (`ExpenseReport`:
 /// expense, report) joined by `_`, `-` or nothing.
 fn shows_in_some_form(lower: &str, value: &str) -> bool {
-    let words: Vec<String> = shown::words(value)
-        .iter()
-        .map(|w| w.to_lowercase())
-        .collect();
+    let words = shown::lower_words(value);
     lower.contains(&value.to_lowercase())
         || [words.join("_"), words.join("-"), words.concat()]
             .iter()
@@ -210,7 +207,7 @@ fn holders(model: &Model) -> Vec<Holder> {
 }
 
 /// Group numbers of `holders`: two share one when one's text is equal
-/// to or inside the other's ([`shown::inside`]), and so on transitively.
+/// to or inside the other's ([`shown::runs_inside`]), and so on transitively.
 fn text_groups(holders: &[Holder]) -> Vec<usize> {
     let mut parent: Vec<usize> = (0..holders.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
@@ -220,10 +217,15 @@ fn text_groups(holders: &[Holder]) -> Vec<usize> {
         }
         i
     }
+    // Each text's words once: the pairs are many on a large model.
+    let words: Vec<Vec<String>> = holders
+        .iter()
+        .map(|h| shown::lower_words(&h.text))
+        .collect();
     for a in 0..holders.len() {
         for b in a + 1..holders.len() {
-            let (x, y) = (&holders[a].text, &holders[b].text);
-            if shown::inside(x, y) || shown::inside(y, x) {
+            let (x, y) = (&words[a], &words[b]);
+            if shown::runs_inside(x, y) || shown::runs_inside(y, x) {
                 let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
                 parent[ra.max(rb)] = ra.min(rb);
             }

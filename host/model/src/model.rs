@@ -542,6 +542,35 @@ impl Model {
         name.to_owned()
     }
 
+    /// The rows of a SELECT [`Model::query`], each bound variable's value
+    /// as text (an IRI, a literal's lexical form).
+    ///
+    /// # Errors
+    ///
+    /// As [`Model::query`], and an answer that is not a SELECT's.
+    pub fn rows(
+        &self,
+        sparql: &str,
+        deadline: Instant,
+        max_bytes: usize,
+    ) -> Result<Vec<BTreeMap<String, String>>, QueryError> {
+        let answer = self.query(sparql, deadline, max_bytes)?;
+        let json: serde_json::Value = serde_json::from_str(&answer)
+            .map_err(|e| QueryError::Evaluation(format!("not a SELECT answer: {e}")))?;
+        let bindings = json["results"]["bindings"]
+            .as_array()
+            .ok_or_else(|| QueryError::Evaluation("not a SELECT answer".into()))?;
+        Ok(bindings
+            .iter()
+            .filter_map(serde_json::Value::as_object)
+            .map(|row| {
+                row.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v["value"].as_str()?.to_owned())))
+                    .collect()
+            })
+            .collect())
+    }
+
     /// Runs a read-only SPARQL query, with the model's prefixes declared.
     /// SELECT and ASK answer in SPARQL 1.1 JSON results, CONSTRUCT and
     /// DESCRIBE in N-Triples. The query is cancelled at `deadline`, and its
@@ -1091,6 +1120,22 @@ _:x1 <https://example.org/chat#first> <https://example.org/chat#a> .
                 .is_ok()
         );
         assert_eq!(model.hash(), before);
+    }
+
+    #[test]
+    fn rows_are_a_selects_bindings_and_an_ask_is_no_select() {
+        let model = Model::parse("m.ttl", "<urn:a> <urn:p> \"x\" , \"y\" .\n").unwrap();
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        let rows = model
+            .rows(
+                "SELECT ?v WHERE { <urn:a> <urn:p> ?v } ORDER BY ?v",
+                deadline,
+                1 << 16,
+            )
+            .unwrap();
+        let values: Vec<&str> = rows.iter().map(|r| r["v"].as_str()).collect();
+        assert_eq!(values, ["x", "y"]);
+        assert!(model.rows("ASK { ?s ?p ?o }", deadline, 1 << 16).is_err());
     }
 
     #[test]

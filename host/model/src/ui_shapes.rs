@@ -17,15 +17,11 @@ fn properties(sparql: &str) -> BTreeSet<String> {
     let Ok(shapes) = Model::parse("ui.shapes.ttl", UI_SHAPES) else {
         return BTreeSet::new();
     };
-    let Ok(answer) = shapes.query(sparql, Instant::now() + Duration::from_secs(5), 1 << 20) else {
-        return BTreeSet::new();
-    };
-    let json: serde_json::Value = serde_json::from_str(&answer).unwrap_or_default();
-    json["results"]["bindings"]
-        .as_array()
+    shapes
+        .rows(sparql, Instant::now() + Duration::from_secs(5), 1 << 20)
+        .unwrap_or_default()
         .into_iter()
-        .flatten()
-        .filter_map(|row| row["p"]["value"].as_str().map(str::to_owned))
+        .filter_map(|mut row| row.remove("p"))
         .collect()
 }
 

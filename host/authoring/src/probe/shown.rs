@@ -97,13 +97,16 @@ fn transforms(value: &str) -> [String; 11] {
     ]
 }
 
-/// Whether the words of `inner` (lower-cased) run, in order, inside those
-/// of `outer`: a value inside another ("Loan" in "Request loan" and in
-/// `loan_status_form`).
-pub fn inside(inner: &str, outer: &str) -> bool {
-    let lower = |s: &str| -> Vec<String> { words(s).iter().map(|w| w.to_lowercase()).collect() };
-    let (inner, outer) = (lower(inner), lower(outer));
-    !inner.is_empty() && outer.windows(inner.len()).any(|w| w == inner.as_slice())
+/// The words of `value` ([`words`]), lower-cased.
+pub fn lower_words(value: &str) -> Vec<String> {
+    words(value).iter().map(|w| w.to_lowercase()).collect()
+}
+
+/// Whether the words `inner` run, in order, inside the words `outer`
+/// (both from [`lower_words`]): a value inside another ("Loan" in
+/// "Request loan" and in `loan_status_form`).
+pub fn runs_inside(inner: &[String], outer: &[String]) -> bool {
+    !inner.is_empty() && outer.windows(inner.len()).any(|w| w == inner)
 }
 
 /// Whether a form may start after `before` (a word boundary, or a case
@@ -406,6 +409,7 @@ mod tests {
                 "ExpenseReport"
             ]
         );
+        let inside = |a: &str, b: &str| runs_inside(&lower_words(a), &lower_words(b));
         assert!(inside("Loan", "Request loan"));
         assert!(inside("loan status", "loan_status_form"));
         assert!(!inside("loan", "loans"));

@@ -241,23 +241,11 @@ pub fn random_model(bytes: &[u8]) -> String {
     ttl
 }
 
-/// The rows of a SELECT on `model`, each variable's value as text.
+/// The rows of a SELECT on `model`, none when it fails.
 pub fn select(model: &Model, sparql: &str) -> Vec<BTreeMap<String, String>> {
-    let Ok(answer) = model.query(sparql, Instant::now() + Duration::from_secs(30), 1 << 24) else {
-        return Vec::new();
-    };
-    let json: serde_json::Value = serde_json::from_str(&answer).unwrap_or_default();
-    json["results"]["bindings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|row| row.as_object())
-        .map(|row| {
-            row.iter()
-                .map(|(k, v)| (k.clone(), v["value"].as_str().unwrap_or("").to_owned()))
-                .collect()
-        })
-        .collect()
+    model
+        .rows(sparql, Instant::now() + Duration::from_secs(30), 1 << 24)
+        .unwrap_or_default()
 }
 
 /// One output of `lines`, as the probes read a run.
@@ -270,10 +258,6 @@ pub fn lines(lines: Vec<(String, Vec<String>)>) -> Snapshot {
 
 fn line(text: String, terms: &[&String]) -> (String, Vec<String>) {
     (text, terms.iter().map(|t| (*t).clone()).collect())
-}
-
-fn local(iri: &str) -> &str {
-    iri.rsplit(['#', '/']).next().unwrap_or(iri)
 }
 
 /// What a wrong generator gets wrong, or nothing.
@@ -534,7 +518,10 @@ pub fn yaml(model: &Model, fault: Fault) -> Snapshot {
             "SELECT ?f ?submit ?e ?name ?label WHERE {{ ?p ui:contains ?f ; ui:order ?po . ?f a ui:Form ; ui:submitLabel ?submit ; ui:order ?o ; ui:creates ?e . ?e ui:name ?name ; rdfs:label ?label }} ORDER BY {order} {limit}"
         ),
     ) {
-        out.push(line(format!("  - form: {}", local(&f["f"])), &[&f["f"]]));
+        out.push(line(
+            format!("  - form: {}", super::split_iri(&f["f"]).1),
+            &[&f["f"]],
+        ));
         out.push(line(format!("    submit: {}", f["submit"]), &[&f["f"]]));
         let made = if fault == Fault::LabelForName {
             &f["label"]
@@ -570,18 +557,22 @@ pub const GENERATORS: &[(&str, Generator)] = &[
 /// The first probe `generator` fails on `model`, with why; `None` when
 /// it passes every one.
 pub fn refusal(model: &Model, generator: &dyn Fn(&Model) -> Snapshot) -> Option<String> {
+    probed(model, generator).1
+}
+
+/// How many probes `generator` has on `model`, and the first it fails.
+fn probed(model: &Model, generator: &dyn Fn(&Model) -> Snapshot) -> (usize, Option<String>) {
     let base = generator(model);
-    let printed: String = base
-        .iter()
-        .flat_map(|o| o.lines.iter().map(|(t, _)| format!("{t}\n")))
-        .collect();
-    plan(model, &base, &printed).iter().find_map(|probe| {
+    let printed: String = texts(&base).iter().map(|t| format!("{t}\n")).collect();
+    let probes = plan(model, &base, &printed);
+    let refused = probes.iter().find_map(|probe| {
         let changed = match model.edited(&probe.edits) {
             Ok(changed) => changed,
             Err(e) => return Some(format!("{}: the edit failed: {e}", probe.name)),
         };
         judge(probe, &base, Ok(&generator(&changed))).map(|why| format!("{}: {why}", probe.name))
-    })
+    });
+    (probes.len(), refused)
 }
 
 /// What the gate did with one wrong generator on one model.
@@ -621,13 +612,15 @@ fn model_of(bytes: &[u8]) -> Result<(String, Model), String> {
 /// model and the generator. What the fuzz target asks.
 pub fn sound(bytes: &[u8]) -> Result<usize, String> {
     let (turtle, model) = model_of(bytes)?;
+    sound_on(&turtle, &model)
+}
+
+fn sound_on(turtle: &str, model: &Model) -> Result<usize, String> {
     let mut probes = 0;
     for &(format, generator) in GENERATORS {
-        let correct = |m: &Model| generator(m, Fault::None);
-        let base = correct(&model);
-        let printed: String = texts(&base).iter().map(|t| format!("{t}\n")).collect();
-        probes += plan(&model, &base, &printed).len();
-        if let Some(why) = refusal(&model, &correct) {
+        let (planned, refused) = probed(model, &|m: &Model| generator(m, Fault::None));
+        probes += planned;
+        if let Some(why) = refused {
             return Err(format!(
                 "the correct {format} generator was refused: {why}\non this model:\n{turtle}"
             ));
@@ -638,8 +631,8 @@ pub fn sound(bytes: &[u8]) -> Result<usize, String> {
 
 /// [`sound`], then what the gate does with each wrong generator.
 pub fn check(bytes: &[u8]) -> Result<Tally, String> {
-    let probes = sound(bytes)?;
-    let (_, model) = model_of(bytes)?;
+    let (turtle, model) = model_of(bytes)?;
+    let probes = sound_on(&turtle, &model)?;
     let mut tally = Tally {
         probes,
         ..Tally::default()
