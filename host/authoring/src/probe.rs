@@ -48,7 +48,7 @@ mod shown;
 #[cfg(any(test, fuzzing))]
 pub mod soundness;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use seams_model::{Edit, Model};
@@ -206,8 +206,13 @@ fn holders(model: &Model) -> Vec<Holder> {
     found.into_iter().collect()
 }
 
+/// The most words a text found inside another may have: labels and
+/// names are short; a longer text still takes in those inside it.
+const INNER_WORDS: usize = 12;
+
 /// Group numbers of `holders`: two share one when one's text is equal
-/// to or inside the other's ([`shown::runs_inside`]), and so on transitively.
+/// to the other's, or its words (at most [`INNER_WORDS`]) run inside the
+/// other's, and so on transitively.
 fn text_groups(holders: &[Holder]) -> Vec<usize> {
     let mut parent: Vec<usize> = (0..holders.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
@@ -217,17 +222,34 @@ fn text_groups(holders: &[Holder]) -> Vec<usize> {
         }
         i
     }
-    // Each text's words once: the pairs are many on a large model.
     let words: Vec<Vec<String>> = holders
         .iter()
         .map(|h| shown::lower_words(&h.text))
         .collect();
-    for a in 0..holders.len() {
-        for b in a + 1..holders.len() {
-            let (x, y) = (&words[a], &words[b]);
-            if shown::runs_inside(x, y) || shown::runs_inside(y, x) {
-                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-                parent[ra.max(rb)] = ra.min(rb);
+    // Texts by their words: each holder looks up the runs of its own
+    // words, so the cost grows with the holders, not with their pairs.
+    let mut by_words: HashMap<&[String], usize> = HashMap::new();
+    let union = |parent: &mut Vec<usize>, a: usize, b: usize| {
+        let (ra, rb) = (root(parent, a), root(parent, b));
+        parent[ra.max(rb)] = ra.min(rb);
+    };
+    for (i, w) in words.iter().enumerate() {
+        if w.is_empty() {
+            continue;
+        }
+        match by_words.get(w.as_slice()) {
+            Some(&first) => union(&mut parent, first, i),
+            None => {
+                by_words.insert(w, i);
+            }
+        }
+    }
+    for (i, w) in words.iter().enumerate() {
+        for len in 1..=w.len().min(INNER_WORDS) {
+            for run in w.windows(len) {
+                if let Some(&j) = by_words.get(run) {
+                    union(&mut parent, i, j);
+                }
             }
         }
     }
@@ -1351,6 +1373,42 @@ mod tests {
             .unwrap()
             .contains("failed on the changed model: boom")
         );
+    }
+
+    #[test]
+    fn texts_equal_to_or_inside_one_another_share_a_group() {
+        let holder = |i: usize, text: &str| Holder {
+            element: format!("urn:e{i}"),
+            property: Some("urn:p".into()),
+            text: text.into(),
+        };
+        let holders: Vec<Holder> = [
+            "Loan",
+            "Request loan",
+            "loan_status_form",
+            "Loans",
+            "Book",
+            "book",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| holder(i, t))
+        .collect();
+        let groups = text_groups(&holders);
+        assert_eq!(groups[0], groups[1], "Loan in Request loan");
+        assert_eq!(groups[0], groups[2], "loan in loan_status_form");
+        assert_ne!(groups[0], groups[3], "Loans is another word");
+        assert_eq!(groups[4], groups[5], "one text in two cases");
+        assert_ne!(groups[0], groups[4]);
+        // A large model: each holder looks up its own runs, so 40,000
+        // holders (800 million pairs) group at once.
+        let many: Vec<Holder> = (0..40_000)
+            .map(|i| holder(i, &format!("Word{i} shared{}", i % 100)))
+            .chain((0..100).map(|k| holder(40_000 + k, &format!("shared{k}"))))
+            .collect();
+        let groups = text_groups(&many);
+        assert_eq!(groups[0], groups[100], "shared0 is inside both");
+        assert_ne!(groups[0], groups[1]);
     }
 
     #[test]
