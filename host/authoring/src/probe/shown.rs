@@ -102,6 +102,48 @@ pub fn lower_words(value: &str) -> Vec<String> {
     words(value).iter().map(|w| w.to_lowercase()).collect()
 }
 
+/// The literal text of a template line: its tags (`{{ }}`, `{% %}`,
+/// `{# #}` and their bracket forms) each read as a space.
+pub fn literal_text(line: &str) -> String {
+    const TAGS: [(&str, &str); 6] = [
+        ("{{", "}}"),
+        ("{%", "%}"),
+        ("{#", "#}"),
+        ("[[", "]]"),
+        ("[%", "%]"),
+        ("[#", "#]"),
+    ];
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    loop {
+        let next = TAGS
+            .iter()
+            .filter_map(|(open, close)| rest.find(open).map(|at| (at, *open, *close)))
+            .min_by_key(|(at, _, _)| *at);
+        let Some((at, open, close)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        out.push(' ');
+        rest = &rest[at + open.len()..];
+        rest = rest
+            .find(close)
+            .map_or("", |end| &rest[end + close.len()..]);
+    }
+}
+
+/// Whether `text` shows `word` as it is, at word boundaries.
+pub fn has_word(text: &str, word: &str) -> bool {
+    !word.is_empty()
+        && text.match_indices(word).any(|(at, _)| {
+            let first = word.chars().next().unwrap_or(' ');
+            let last = word.chars().next_back().unwrap_or(' ');
+            starts_word(text[..at].chars().next_back(), first)
+                && ends_word(last, &text[at + word.len()..])
+        })
+}
+
 /// Whether a form may start after `before` (a word boundary, or a case
 /// change into an upper-case letter).
 fn starts_word(before: Option<char>, first: char) -> bool {
@@ -266,51 +308,93 @@ impl Reading {
     }
 
     /// Whether `new` follows `old`; else why not.
+    #[cfg(test)]
     pub fn follows(&self, old: &str, new: &str) -> Result<(), Unfollowed> {
+        self.follows_keeping(old, new, &|_| false)
+    }
+
+    /// [`Reading::follows`], where an old text may also stay as it was
+    /// when `may_stay` says so of it (a word the template wrote).
+    pub fn follows_keeping(
+        &self,
+        old: &str,
+        new: &str,
+        may_stay: &dyn Fn(&str) -> bool,
+    ) -> Result<(), Unfollowed> {
+        let stays: Vec<bool> = self
+            .forms
+            .iter()
+            .map(|f| f.kept || may_stay(&f.old))
+            .collect();
+        let kept = |p: usize| stays[p];
         let found = self.occurrences(old);
-        // reach[i]: the bytes of `new` that the first i bytes of `old`
-        // may have become. Every step moves on in `old`, so one pass in
-        // order visits each (i, j) once.
-        let mut reach: Vec<Vec<usize>> = vec![Vec::new(); old.len() + 1];
-        reach[0].push(0);
+        // reach[i]: the bytes j of `new` that the first i bytes of `old`
+        // may have become, each with where the text copied as it was up
+        // to i starts (the latest such start: it allows the most). Every
+        // step moves on in `old`, so one pass in order visits each (i, j)
+        // once.
+        let mut reach: Vec<Vec<(usize, usize)>> = vec![Vec::new(); old.len() + 1];
+        reach[0].push((0, 0));
+        // Where texts end, and the latest start of a changed text no
+        // holder keeps that ends there: a copy may not run over the whole
+        // of one ("page_" kept before a relabelled "loans" is no copy of
+        // the IRI "page_loans").
+        let mut ends = vec![false; old.len() + 1];
+        let mut gone_from: Vec<Option<usize>> = vec![None; old.len() + 1];
+        for (i, starts) in found.iter().enumerate() {
+            for &p in starts {
+                let end = i + self.forms[p].old.len();
+                ends[end] = true;
+                if !kept(p) {
+                    gone_from[end] = gone_from[end].max(Some(i));
+                }
+            }
+        }
         for i in 0..old.len() {
-            let mut js = std::mem::take(&mut reach[i]);
-            if js.is_empty() {
+            let mut states = std::mem::take(&mut reach[i]);
+            if states.is_empty() {
                 continue;
             }
-            js.sort_unstable();
-            js.dedup();
-            let gone = found[i].iter().any(|&p| !self.forms[p].kept);
+            // Per j, the latest copy start.
+            states.sort_unstable_by_key(|&(j, from)| (j, std::cmp::Reverse(from)));
+            states.dedup_by_key(|s| s.0);
             let c = old[i..].chars().next().unwrap_or_default();
-            for &j in &js {
+            let step = c.len_utf8();
+            for &(j, from) in &states {
                 let rest = &new[j..];
                 for &p in &found[i] {
                     let form = &self.forms[p];
                     let end = i + form.old.len();
-                    if form.kept && rest.starts_with(form.old.as_str()) {
-                        reach[end].push(j + form.old.len());
+                    if kept(p) && rest.starts_with(form.old.as_str()) {
+                        reach[end].push((j + form.old.len(), end));
                     }
                     for fill in &form.fills {
                         if rest.starts_with(fill.as_str()) {
-                            reach[end].push(j + fill.len());
+                            reach[end].push((j + fill.len(), end));
                         }
                     }
                 }
-                // Text as it was, but never where a changed text no
-                // holder keeps starts.
-                if !gone && rest.starts_with(c) {
-                    reach[i + c.len_utf8()].push(j + c.len_utf8());
+                // Text as it was, but never the whole of a changed text
+                // no holder keeps.
+                if rest.starts_with(c) && gone_from[i + step].is_none_or(|s| s < from) {
+                    reach[i + step].push((j + step, from));
+                }
+                // A quote next to a text may go when the new text needs
+                // none (SQL quotes "order", not "relabel03").
+                if matches!(c, '"' | '\'' | '`')
+                    && (ends[i] || found.get(i + 1).is_some_and(|f| !f.is_empty()))
+                {
+                    reach[i + 1].push((j, i + 1));
                 }
             }
         }
-        if reach[old.len()].contains(&new.len()) {
+        if reach[old.len()].iter().any(|&(j, _)| j == new.len()) {
             return Ok(());
         }
         let new_found = self.occurrences(new);
         let still = (0..old.len()).find_map(|i| {
             found[i].iter().find_map(|&p| {
-                let form = &self.forms[p];
-                (!form.kept && new_found.iter().flatten().any(|&q| q == p)).then_some(p)
+                (!kept(p) && new_found.iter().flatten().any(|&q| q == p)).then_some(p)
             })
         });
         Err(Unfollowed {
@@ -386,6 +470,51 @@ mod tests {
         Reading::new(changes.to_vec(), &[])
             .follows(old, new)
             .is_ok()
+    }
+
+    #[test]
+    fn a_copy_may_run_into_a_changed_text_but_not_over_the_whole_of_one() {
+        // The IRI `page_loans` and the path "loans" both changed: a
+        // generator that prints "page_" and the path follows.
+        let changes = [
+            Change {
+                holder: Holder {
+                    element: "urn:page_loans".into(),
+                    property: None,
+                    text: "page_loans".into(),
+                },
+                new: Some("relabel05".into()),
+            },
+            changed("loans", "relabel07"),
+        ];
+        let old = "def page_loans() -> FileResponse:";
+        assert!(follows(
+            old,
+            "def page_relabel07() -> FileResponse:",
+            &changes
+        ));
+        assert!(follows(old, "def relabel05() -> FileResponse:", &changes));
+        assert!(!follows(old, old, &changes));
+        // A quote the old text needed may go (a keyword quoted in SQL).
+        let order = [changed("order", "relabel15")];
+        assert!(follows(
+            "CREATE TABLE \"order\" (",
+            "CREATE TABLE relabel15 (",
+            &order
+        ));
+        assert!(!follows(
+            "CREATE TABLE \"order\" (",
+            "CREATE TABLE (",
+            &order
+        ));
+        assert!(!follows(
+            "CREATE TABLE \"order\" (",
+            "CREATE TABLE \"order\" (",
+            &order
+        ));
+        assert!(has_word("request: Request", "Request"));
+        assert!(!has_word("Requests: x", "Request s"));
+        assert!(!has_word("ARequest", "Request"));
     }
 
     #[test]
