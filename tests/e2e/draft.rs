@@ -1241,6 +1241,7 @@ fn two_drafts_at_once_share_the_build_directory_safely() {
 fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     let cases = repo_root().join("evals/draft-generator");
     let eval = provider("eval");
+    let kept = tempfile::tempdir().unwrap();
     let run = seams(&[
         "draft-eval",
         cases.to_str().unwrap(),
@@ -1248,6 +1249,8 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
         &eval,
         "--retries",
         "0",
+        "--keep",
+        kept.path().to_str().unwrap(),
     ]);
     assert_eq!(run.code, 0, "{run:?}");
     let shipped = seams_authoring::read_cases(&cases).unwrap();
@@ -1271,6 +1274,29 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
         );
         assert_eq!(row[5], "yes", "{case}: as expected");
     }
+    // Every accepted answer is a correct generator: on models nobody
+    // chose, no probe may refuse it either (the property test of
+    // host/authoring/src/probe/soundness.rs, run on its component).
+    let runtime = seams_runtime::Runtime::new(None).unwrap();
+    let started = std::time::Instant::now();
+    for case in &shipped {
+        let wasm = kept
+            .path()
+            .join(&case.name)
+            .join(format!("{}.wasm", case.generator));
+        let bytes = std::fs::read(&wasm).unwrap_or_else(|e| panic!("{}: {e}", wasm.display()));
+        let generator = runtime.load(&case.name, &bytes).unwrap();
+        let tally = seams_authoring::probe::soundness::component_on_random_models(
+            &runtime, &generator, 8, 0x5eed,
+        )
+        .unwrap_or_else(|e| panic!("{}: a probe refused the accepted answer on {e}", case.name));
+        assert!(tally.runs >= 6, "{}: {tally:?}", case.name);
+        eprintln!("{}: {tally:?}, none refused", case.name);
+    }
+    eprintln!(
+        "the accepted answers on random models: {:.1?}",
+        started.elapsed()
+    );
     let n = shipped.len();
     assert!(
         run.stdout.ends_with(&format!(

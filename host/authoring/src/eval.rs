@@ -175,12 +175,14 @@ pub struct CaseResult {
 }
 
 /// Runs `case` in `project` with `request`'s provider settings; nothing
-/// is cached or kept.
+/// is cached, and an accepted draft's package is kept only in `keep`, as
+/// `keep/<case>` (which must not exist yet).
 pub fn run_case(
     project: &Project,
     runtime: &Runtime,
     case: &Case,
     request: &DraftRequest,
+    keep: Option<&Path>,
     progress: &dyn Progress,
 ) -> CaseResult {
     let started = Instant::now();
@@ -194,7 +196,10 @@ pub fn run_case(
     let mut sink = Vec::new();
     let outcome = match &scratch {
         Ok(scratch) => {
-            request.out = Some(scratch.path().join("package"));
+            request.out = Some(match keep {
+                Some(keep) => keep.join(&case.name),
+                None => scratch.path().join("package"),
+            });
             draft_generator(project, runtime, &request, &mut sink, progress)
         }
         Err(e) => Err(DraftError::Io {

@@ -45,7 +45,7 @@
 //! Planning and judging are pure ([`plan`], [`judge`]); [`run`] runs them.
 
 mod shown;
-#[cfg(any(test, fuzzing))]
+#[cfg(any(test, fuzzing, feature = "soundness"))]
 pub mod soundness;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -54,6 +54,7 @@ use std::sync::Arc;
 use seams_model::{Edit, Model};
 use seams_runtime::{GeneratorRun, Limits, LoadedGenerator, Runtime};
 use shown::{Change, Holder, Reading};
+pub(crate) use shown::{has_word, literal_text};
 
 /// One output as the probes compare it: its lines and each line's terms.
 #[derive(Debug, Clone, PartialEq, Eq)]

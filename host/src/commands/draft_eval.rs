@@ -23,6 +23,9 @@ pub(crate) struct Args {
     /// Seconds the provider may take per attempt (else timeout in the propose table, else 300).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
+    /// Keep each accepted draft's package, with its component, in DIR/<case> (else none is kept).
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
     #[command(flatten)]
     format: FormatArg,
 }
@@ -53,6 +56,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
                     runtime,
                     case,
                     &request,
+                    args.keep.as_deref(),
                     progress.as_ref(),
                 ))
             },

@@ -681,6 +681,69 @@ pub fn check(bytes: &[u8]) -> Result<Tally, String> {
     Ok(tally)
 }
 
+/// `count` bytes from a splitmix64 stream at `state`.
+pub fn random_bytes(state: &mut u64, count: usize) -> Vec<u8> {
+    (0..count)
+        .map(|_| {
+            *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = *state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) as u8
+        })
+        .collect()
+}
+
+/// What [`component_on_random_models`] found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ComponentTally {
+    /// Models the component read (the others it refused).
+    pub runs: usize,
+    /// Probes run.
+    pub probes: usize,
+    /// Probes whose changed model the component refused: they test
+    /// nothing.
+    pub refused_models: usize,
+}
+
+/// Runs every probe on `count` random models (from the stream at `seed`)
+/// against a component known to be correct: what it found, or the first
+/// refusal, with the model.
+pub fn component_on_random_models(
+    runtime: &seams_runtime::Runtime,
+    generator: &seams_runtime::LoadedGenerator,
+    count: usize,
+    seed: u64,
+) -> Result<ComponentTally, String> {
+    let limits = seams_runtime::Limits::default();
+    let mut state = seed;
+    let mut tally = ComponentTally::default();
+    for i in 0..count {
+        let bytes = random_bytes(&mut state, 96);
+        let (turtle, model) = model_of(&bytes)?;
+        let Ok(base) = runtime.run_reporting(generator, &model, &limits) else {
+            continue;
+        };
+        tally.runs += 1;
+        for outcome in super::run(runtime, generator, &model, &limits, &base) {
+            tally.probes += 1;
+            if let Some(why) = &outcome.failure {
+                return Err(format!(
+                    "model {i}: {}: {why}\non this model:\n{turtle}",
+                    outcome.name
+                ));
+            }
+            tally.refused_models += usize::from(
+                outcome
+                    .changes
+                    .first()
+                    .is_some_and(|c| c.starts_with("the generator refused")),
+            );
+        }
+    }
+    Ok(tally)
+}
+
 fn texts(snapshot: &Snapshot) -> Vec<&str> {
     snapshot
         .iter()
@@ -691,19 +754,6 @@ fn texts(snapshot: &Snapshot) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `count` bytes from a splitmix64 stream at `state`.
-    fn random_bytes(state: &mut u64, count: usize) -> Vec<u8> {
-        (0..count)
-            .map(|_| {
-                *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = *state;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                (z ^ (z >> 31)) as u8
-            })
-            .collect()
-    }
 
     #[test]
     fn no_probe_refuses_a_correct_generator_on_random_models_and_each_fault_is_caught() {
@@ -766,7 +816,6 @@ mod tests {
 
     #[test]
     fn no_probe_refuses_a_built_in_generator_on_random_models() {
-        use seams_runtime::{Limits, Runtime};
         // The built-ins are correct generators whose templates print
         // words of their own (a license's "AUTHOR", a parameter
         // `request: Request`), a file per page named by its path, the
@@ -778,36 +827,20 @@ mod tests {
             .and_then(|v| v.parse().ok())
             .unwrap_or(150)
             / 5;
-        let runtime = Runtime::new(None).unwrap();
-        let limits = Limits::default();
-        let mut state = 0xb17_u64;
+        let runtime = seams_runtime::Runtime::new(None).unwrap();
         for name in seams_core::builtin::NAMES {
             let generator = runtime
                 .load(name, seams_core::builtin::component(name).unwrap())
                 .unwrap();
-            let (mut runs, mut probes, mut refused_model) = (0, 0, 0);
-            for i in 0..count {
-                let bytes = random_bytes(&mut state, 96);
-                let (turtle, model) = model_of(&bytes).unwrap();
-                let Ok(base) = runtime.run_reporting(&generator, &model, &limits) else {
-                    continue;
-                };
-                runs += 1;
-                for outcome in crate::probe::run(&runtime, &generator, &model, &limits, &base) {
-                    probes += 1;
-                    if let Some(why) = &outcome.failure {
-                        panic!("{name} on model {i}: {}: {why}\n{turtle}", outcome.name);
-                    }
-                    refused_model += usize::from(
-                        outcome
-                            .changes
-                            .first()
-                            .is_some_and(|c| c.starts_with("the generator refused")),
-                    );
-                }
-            }
+            let tally = component_on_random_models(&runtime, &generator, count, 0xb17)
+                .unwrap_or_else(|e| panic!("{name} was refused on {e}"));
+            let ComponentTally {
+                runs,
+                probes,
+                refused_models,
+            } = tally;
             eprintln!(
-                "{name}: {runs} of {count} models run, {probes} probes, none refused; the changed model refused by the generator in {refused_model}"
+                "{name}: {runs} of {count} models run, {probes} probes, none refused; the changed model refused by the generator in {refused_models}"
             );
             // The random models are ones the built-ins read.
             assert!(
