@@ -377,6 +377,15 @@ fn a_model_that_breaks_the_vocabulary_is_refused_naming_the_resource_once() {
             model.replace("ui:binds chat:author ", "ui:binds chat:topic "),
             "field <https://example.org/chat#author_field> binds <https://example.org/chat#topic> of entity <https://example.org/chat#Conversation>, but its form <https://example.org/chat#new_message_form> does not create or update that entity",
         ),
+        // A form that creates messages with no input for the required
+        // conversation: the app would answer every post with 422.
+        (
+            model.replace(
+                "ui:field chat:conversation_field, chat:author_field",
+                "ui:field chat:author_field",
+            ),
+            "form <https://example.org/chat#new_message_form> creates <https://example.org/chat#Message> but no field of it binds the required relation <https://example.org/chat#message_conversation> (\"conversation\"), so the app would refuse every record it sends; add a ui:Field with ui:binds <https://example.org/chat#message_conversation> to the form, or make <https://example.org/chat#message_conversation> ui:required false",
+        ),
         (
             model.replace("ui:path \"thread\"", "ui:path \"conversations\""),
             "pages <https://example.org/chat#conversations_page> and <https://example.org/chat#thread_page> would share the file and function name \"conversations\"; give them different ui:path values",

@@ -217,9 +217,28 @@ fn assert_put_get(p: &TempProject, output: &str, edited: &str) {
     assert_eq!(check.code, 0, "{output}: {check:?}");
 }
 
+/// Form fields a record can be made without: an optional ISBN, a
+/// checkbox (unticked is false).
+const OPTIONAL_FIELDS: [(&str, &str, usize, &str, &str); 2] = [
+    (
+        "library",
+        "books.html",
+        41,
+        "ISBN",
+        "https://example.org/library#isbn_field",
+    ),
+    (
+        "expense",
+        "report.html",
+        44,
+        "Billable to a client",
+        "https://example.org/expense#billable_field",
+    ),
+];
+
 #[test]
 fn a_removed_form_field_is_written_back_as_its_element_removed() {
-    for (example, output, line, label, element) in FIELDS {
+    for (example, output, line, label, element) in OPTIONAL_FIELDS {
         let p = block_edited(example, output, |lines| {
             lines.drain(line - 1..line + 1);
         });
@@ -255,6 +274,51 @@ fn a_removed_form_field_is_written_back_as_its_element_removed() {
         assert!(kept.len() > before.lines().count() - 9, "{example}");
         assert_put_get(&p, output, &edited);
     }
+}
+
+#[test]
+fn a_required_field_removed_is_refused_naming_the_rule_that_keeps_the_app_working() {
+    // The field that sets a message's author, and the select that sets
+    // its conversation: without them the app answers every post with
+    // 422. Removing their elements gives the edit back, but the
+    // generators refuse the model, and the refusal says why.
+    for (lines, member) in [(37, "author"), (35, "message_conversation")] {
+        let p = block_edited("chat", "thread.html", |l| {
+            l.drain(lines - 1..lines + 1);
+        });
+        let before = model(&p);
+        let refused = seams_in(p.path(), &["write-back", "out/thread.html", "--apply"]);
+        assert_eq!(refused.code, 1, "{refused:?}");
+        assert!(
+            refused.stderr.contains(&format!(
+                "no field of it binds the required {} <https://example.org/chat#{member}>",
+                if member == "author" { "attribute" } else { "relation" }
+            )) && refused.stderr.contains(&format!(
+                "add a ui:Field with ui:binds <https://example.org/chat#{member}> to the form, or make <https://example.org/chat#{member}> ui:required false"
+            )),
+            "{}",
+            refused.stderr
+        );
+        assert_eq!(model(&p), before, "nothing written");
+    }
+    // The same rule, on a model edited by hand: check says it.
+    let p = seams_tests::example_project("chat");
+    assert_eq!(seams_in(p.path(), &["generate"]).code, 0);
+    let edited = model(&p).replace(
+        "ui:field chat:conversation_field, chat:author_field",
+        "ui:field chat:conversation_field",
+    );
+    std::fs::write(p.path().join("model.ttl"), edited).unwrap();
+    let check = seams_in(p.path(), &["check"]);
+    assert_eq!(check.code, 1, "{check:?}");
+    assert!(
+        check.stdout.contains("generator-failed")
+            && check.stdout.contains(
+                "no field of it binds the required attribute <https://example.org/chat#author>"
+            ),
+        "{}",
+        check.stdout
+    );
 }
 
 #[test]
@@ -541,6 +605,16 @@ mod edits {
         l.drain(at..at + 2);
     }
 
+    /// The first field a record can be made without (an input that is not
+    /// `required`), with its label.
+    pub fn remove_optional_field(l: &mut Vec<String>) {
+        let at = (1..l.len())
+            .find(|&i| l[i].contains("<input ") && !l[i].contains(" required"))
+            .map(|i| i - 1)
+            .expect("an optional field");
+        l.drain(at..at + 2);
+    }
+
     pub fn rename_field(l: &mut Vec<String>) {
         let (at, form, name, label) = text_field(l);
         let renamed = moody(&l[at..at + 2], &form, &name, &label);
@@ -624,12 +698,20 @@ mod edits {
 #[test]
 fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
     type Edit = fn(&mut Vec<String>);
-    // What the plan says. (Every kind is given back on every example; a
-    // kind that stops being would fail here naming its refusal.)
-    struct Given(&'static str);
-    let kinds: [(&str, Edit); 8] = [
+    // What the plan says, or what the refusal says (a change that would
+    // leave the app unable to work).
+    enum Expected {
+        Given(&'static str),
+        Refused(&'static str),
+    }
+    use Expected::{Given, Refused};
+    let kinds: [(&str, Edit); 9] = [
         ("add a form field", edits::add_field),
         ("remove a form field", edits::remove_field),
+        (
+            "remove an optional form field",
+            edits::remove_optional_field,
+        ),
         ("rename a form field (label and name)", edits::rename_field),
         ("reorder two fields", edits::reorder_fields),
         ("add a page to the navigation", edits::add_page),
@@ -639,7 +721,7 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
     ];
     // (example, output, kind, expected); a kind an example has no place
     // for (chat has no status flow) is left out.
-    let rows: &[(&str, &str, &str, Given)] = &[
+    let rows: &[(&str, &str, &str, Expected)] = &[
         (
             "chat",
             "thread.html",
@@ -652,7 +734,9 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
             "chat",
             "thread.html",
             "remove a form field",
-            Given("2 removed line(s): <https://example.org/chat#author_field> removed"),
+            Refused(
+                "no field of it binds the required attribute <https://example.org/chat#author> (\"author\"), so the app would refuse every record it sends; add a ui:Field",
+            ),
         ),
         (
             "chat",
@@ -696,7 +780,15 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
             "expense",
             "reports.html",
             "remove a form field",
-            Given("2 removed line(s): <https://example.org/expense#"),
+            Refused(
+                "no field of it binds the required attribute <https://example.org/expense#title>",
+            ),
+        ),
+        (
+            "expense",
+            "report.html",
+            "remove an optional form field",
+            Given("2 removed line(s): <https://example.org/expense#billable_field> removed"),
         ),
         (
             "expense",
@@ -746,7 +838,15 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
             "library",
             "books.html",
             "remove a form field",
-            Given("2 removed line(s): <https://example.org/library#"),
+            Refused(
+                "no field of it binds the required attribute <https://example.org/library#book_title>",
+            ),
+        ),
+        (
+            "library",
+            "books.html",
+            "remove an optional form field",
+            Given("2 removed line(s): <https://example.org/library#isbn_field> removed"),
         ),
         (
             "library",
@@ -795,7 +895,18 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
         let before = all_files(&p);
         let planned = seams_in(p.path(), &["write-back", &target]);
         let apply = ["write-back", target.as_str(), "--apply", "--accept-effects"];
-        let Given(said) = expected;
+        let said = match expected {
+            Given(said) => said,
+            Refused(why) => {
+                if planned.code != 1 || !planned.stderr.contains(why) {
+                    failed.push(format!("{what}: {planned:?}"));
+                }
+                let applied = seams_in(p.path(), &apply);
+                assert_eq!(applied.code, 1, "{what}: {applied:?}");
+                assert_eq!(all_files(&p), before, "{what}: a refusal wrote something");
+                continue;
+            }
+        };
         if planned.code != 0 || !planned.stdout.contains(said) {
             failed.push(format!("{what}: {planned:?}"));
             continue;

@@ -309,8 +309,41 @@ pub(crate) fn read(model: &Model) -> Result<Ui> {
         entities,
     );
     check_fields(&ui)?;
+    check_create_forms(&ui)?;
     check_unique_names(&ui)?;
     Ok(ui)
+}
+
+/// A form that creates records has a field for every member a record
+/// cannot be made without: each required relation, and each required
+/// attribute but a status (it starts in its initial state) and a boolean
+/// (unticked is false). Else the generated app answers every submit with
+/// 422 (`conversation: Field required`).
+fn check_create_forms(ui: &Ui) -> Result<()> {
+    for c in ui.components().filter(|c| c.kind == Kind::CreateForm) {
+        let Some(entity) = c.entity.as_deref().and_then(|e| ui.entity(e)) else {
+            continue;
+        };
+        let bound = |iri: &str| c.fields.iter().any(|f| f.binds.as_deref() == Some(iri));
+        let attributes = entity
+            .attributes
+            .iter()
+            .filter(|a| a.required && a.states.is_empty() && a.datatype != Datatype::Boolean)
+            .map(|a| ("attribute", &a.iri, &a.name));
+        let relations = entity
+            .relations
+            .iter()
+            .filter(|r| r.required)
+            .map(|r| ("relation", &r.iri, &r.name));
+        if let Some((kind, iri, name)) = attributes.chain(relations).find(|(_, iri, _)| !bound(iri))
+        {
+            return Err(Error::msg(format!(
+                "form <{}> creates <{}> but no field of it binds the required {kind} <{iri}> ({name:?}), so the app would refuse every record it sends; add a ui:Field with ui:binds <{iri}> to the form, or make <{iri}> ui:required false",
+                c.iri, entity.iri
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Routes, HTML ids, Python classes and functions are named after

@@ -245,10 +245,26 @@ pub(super) fn plan_block(
     };
     let model = &inputs.model;
     let stamp = || read_stamp(project, Some(&lock), false);
-    let run = |edits: &[Edit]| -> Result<(Generation, Arc<Model>), WriteBackError> {
+    // What a generator said of a changed model it refused (an entity left
+    // with no attribute, a form that can no longer create its records):
+    // the refusal names it when no change is left.
+    let refused: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
+    let trial = |edits: &[Edit]| -> Result<(Generation, Arc<Model>), WriteBackError> {
         let changed = Arc::new(model.edited(edits).map_err(GenerateError::from)?);
         let inputs = Inputs::new(changed.clone(), stamp()?);
         Ok((run_with_inputs(project, runtime, &inputs), changed))
+    };
+    // A change proposed to the user, unlike a trial with markers.
+    let run = |edits: &[Edit]| -> Result<(Generation, Arc<Model>), WriteBackError> {
+        let (generation, changed) = trial(edits)?;
+        if let Some((_, failure)) = generation.failures.first() {
+            let tried = match edits {
+                [Edit::Remove { iri }] => format!("removing {}", model.compact(iri)),
+                _ => "a change".to_owned(),
+            };
+            refused.borrow_mut().push(format!("{tried}: {failure}"));
+        }
+        Ok((generation, changed))
     };
     let gives_edit =
         |generation: &Generation| generated(generation, &rel).is_some_and(|(t, _)| t == edited);
@@ -269,15 +285,15 @@ pub(super) fn plan_block(
     let trial_of = |mut copy: Copied,
                     edits: &dyn Fn(&Copied) -> Vec<Edit>|
      -> Result<(Copied, Generation), WriteBackError> {
-        let mut trial = run(&edits(&copy))?.0;
+        let mut tried = trial(&edits(&copy))?.0;
         for narrower in [Copied::own_only, Copied::labels_only] {
-            if generated(&trial, &rel).is_some() {
+            if generated(&tried, &rel).is_some() {
                 break;
             }
             copy = narrower(copy);
-            trial = run(&edits(&copy))?.0;
+            tried = trial(&edits(&copy))?.0;
         }
-        Ok((copy, trial))
+        Ok((copy, tried))
     };
     // Elements, the most local first (fewest lines printed), each once.
     let ranked = |mut elements: Vec<String>| {
@@ -473,6 +489,7 @@ pub(super) fn plan_block(
             output: output.to_owned(),
             what,
             tried,
+            refused: refused.into_inner(),
         });
     };
     let alternatives = found.others;

@@ -138,7 +138,8 @@ pub enum WriteBackError {
     OtherEdits(String),
     /// No copy or removal of an element gives the added or removed block.
     #[error(
-        "{output}: {what}: no single model change gives this edit back (tried {tried}); change the model by hand"
+        "{output}: {what}: no single model change gives this edit back (tried {tried}); change the model by hand{}",
+        refused.iter().map(|why| format!("\n  refused by a generator: {why}")).collect::<String>()
     )]
     NoBlockChange {
         /// The output.
@@ -147,6 +148,8 @@ pub enum WriteBackError {
         what: String,
         /// What was tried.
         tried: &'static str,
+        /// Each change tried that a generator refused, with what it said.
+        refused: Vec<String>,
     },
     /// The block's model change cannot be written as a minimal change of
     /// one model file.
