@@ -124,7 +124,14 @@ fn lens_laws(example: &str) -> Vec<String> {
             };
             let planned = Planned::Line(plan);
             planned
-                .apply_and_generate(&project, &runtime, true)
+                .apply_and_generate(
+                    &project,
+                    &runtime,
+                    seams_core::Consent {
+                        effects: true,
+                        structure: false,
+                    },
+                )
                 .unwrap_or_else(|e| panic!("{at}: {e}"));
             let Planned::Line(plan) = planned else {
                 unreachable!()

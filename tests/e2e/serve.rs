@@ -433,6 +433,41 @@ fn the_viewer_refuses_foreign_hosts_and_origins_and_writes_without_the_token() {
 }
 
 #[test]
+fn the_viewer_removes_a_page_for_a_removed_link_only_with_its_own_confirmation() {
+    let p = seams_tests::example_project("library");
+    assert_eq!(seams_in(p.path(), &["generate"]).code, 0);
+    let page = p.path().join("out/books.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(
+        &page,
+        text.replace("      <a href=\"members.html\">Members</a>\n", ""),
+    )
+    .unwrap();
+    let model_before = std::fs::read_to_string(model_of(&p)).unwrap();
+    let viewer = start_viewer(p.path());
+    let fields = [("token", viewer.token.as_str()), ("output", "books.html")];
+    let plan = post(&viewer, &fields);
+    assert_eq!(plan.status, 200, "{plan:?}");
+    assert!(
+        plan.body
+            .contains("this edit of lines removes the whole page lib:members_page")
+            && plan.body.contains("name=\"accept_structure\""),
+        "{}",
+        plan.body
+    );
+    let mut apply = fields.to_vec();
+    apply.extend([("apply", "1"), ("accept_effects", "1")]);
+    let refused = post(&viewer, &apply);
+    assert_eq!(refused.status, 422, "{refused:?}");
+    assert_eq!(std::fs::read_to_string(model_of(&p)).unwrap(), model_before);
+    apply.push(("accept_structure", "1"));
+    let applied = post(&viewer, &apply);
+    assert_eq!(applied.status, 200, "{applied:?}");
+    assert!(!p.path().join("out/members.html").exists());
+    assert_eq!(seams_in(p.path(), &["check"]).code, 0);
+}
+
+#[test]
 fn the_viewer_writes_back_an_edited_line_only_when_asked() {
     let p = generated_chat();
     let model_before = std::fs::read_to_string(model_of(&p)).unwrap();

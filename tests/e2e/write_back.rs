@@ -322,6 +322,59 @@ fn a_required_field_removed_is_refused_naming_the_rule_that_keeps_the_app_workin
 }
 
 #[test]
+fn a_nav_link_removed_removes_its_page_only_when_that_is_said_first_and_accepted_on_its_own() {
+    // The Members link of the library's books page: nothing smaller than
+    // removing the page gives the edit back.
+    let p = block_edited("library", "books.html", |l| {
+        let at = l
+            .iter()
+            .position(|x| x.contains("<a href=\"members.html\">Members</a>"))
+            .unwrap();
+        l.remove(at);
+    });
+    let edited = std::fs::read_to_string(p.path().join("out/books.html")).unwrap();
+    let before = all_files(&p);
+    let plan = seams_in(p.path(), &["write-back", "out/books.html"]);
+    assert_eq!(plan.code, 0, "{plan:?}");
+    assert!(
+        plan.stdout.starts_with(
+            "note: this edit of lines removes the whole page lib:members_page and the 4 element(s) it holds (members.html deleted), and nothing smaller gives it back; to apply it, pass --accept-structure"
+        ),
+        "{}",
+        plan.stdout
+    );
+    // Accepting the effects is not accepting the page's removal.
+    let refused = seams_in(
+        p.path(),
+        &[
+            "write-back",
+            "out/books.html",
+            "--apply",
+            "--accept-effects",
+        ],
+    );
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(
+        refused.stderr.contains("pass --accept-structure"),
+        "{refused:?}"
+    );
+    assert_eq!(all_files(&p), before, "nothing written");
+    let applied = seams_in(
+        p.path(),
+        &[
+            "write-back",
+            "out/books.html",
+            "--apply",
+            "--accept-effects",
+            "--accept-structure",
+        ],
+    );
+    assert_eq!(applied.code, 0, "{applied:?}");
+    assert!(!p.path().join("out/members.html").exists());
+    assert_put_get(&p, "books.html", &edited);
+}
+
+#[test]
 fn an_added_form_field_is_written_back_as_a_copy_of_its_sibling() {
     for (example, output, line, label, element) in FIELDS {
         let p = block_edited(example, output, |lines| {
@@ -894,7 +947,24 @@ fn the_edits_users_make_are_each_given_back_or_refused_naming_why() {
         let edited = std::fs::read_to_string(p.path().join("out").join(output)).unwrap();
         let before = all_files(&p);
         let planned = seams_in(p.path(), &["write-back", &target]);
-        let apply = ["write-back", target.as_str(), "--apply", "--accept-effects"];
+        let mut apply = vec!["write-back", target.as_str(), "--apply", "--accept-effects"];
+        // A new page is said first, and applied only with its own consent.
+        if *kind == "add a page to the navigation" {
+            assert!(
+                planned
+                    .stdout
+                    .starts_with("note: this edit of lines creates a new page <"),
+                "{what}: {}",
+                planned.stdout
+            );
+            let refused = seams_in(p.path(), &apply);
+            assert!(
+                refused.code == 1 && refused.stderr.contains("pass --accept-structure"),
+                "{what}: {refused:?}"
+            );
+            assert_eq!(all_files(&p), before, "{what}: refused, yet written");
+            apply.push("--accept-structure");
+        }
         let said = match expected {
             Given(said) => said,
             Refused(why) => {

@@ -74,8 +74,8 @@ pub use trace_view::{
 };
 pub use trust::{Authority, TrustError, TrustReport, trust, trusted};
 pub use write_back::{
-    BlockChange, BlockPlan, Effect, Patch, Planned, Unexplained, WriteBackError, WriteBackPlan,
-    explain, plan_block_write_back, plan_line_edit, plan_target, plan_write_back,
+    BlockChange, BlockPlan, Consent, Effect, Patch, Planned, Unexplained, WriteBackError,
+    WriteBackPlan, explain, plan_block_write_back, plan_line_edit, plan_target, plan_write_back,
 };
 
 /// The readers of untrusted records, for the fuzz targets (`fuzz/`):

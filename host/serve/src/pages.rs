@@ -8,8 +8,8 @@ use minijinja::{Environment, Value};
 use serde::Serialize;
 
 use seams_core::{
-    CheckReport, LOCK_FILE, Lock, OutputDir, Planned, Project, TraceViewError, Wait, WriteBackPlan,
-    check_with, plan_line_edit, plan_target, trace_view, view,
+    CheckReport, Consent, LOCK_FILE, Lock, OutputDir, Planned, Project, TraceViewError, Wait,
+    WriteBackPlan, check_with, plan_line_edit, plan_target, trace_view, view,
 };
 use seams_model::Model;
 use seams_runtime::Runtime;
@@ -410,6 +410,10 @@ pub struct WriteBackForm {
     /// Present: apply even with effects.
     #[serde(default)]
     pub accept_effects: Option<String>,
+    /// Present: apply even though it creates or removes a whole page,
+    /// entity or form.
+    #[serde(default)]
+    pub accept_structure: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -498,7 +502,14 @@ pub fn write_back(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, F
 fn apply(cx: &Context<'_>, planned: &Planned, form: &WriteBackForm) -> Result<WriteBack, Failure> {
     let model_file = shown_path(cx.project, planned.model_file());
     let report = planned
-        .apply_and_generate(cx.project, cx.runtime, form.accept_effects.is_some())
+        .apply_and_generate(
+            cx.project,
+            cx.runtime,
+            Consent {
+                effects: form.accept_effects.is_some(),
+                structure: form.accept_structure.is_some(),
+            },
+        )
         .map_err(|e| Failure::new(422, e))?;
     Ok(WriteBack::Applied {
         notice: format!(
@@ -538,6 +549,7 @@ fn write_back_file(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, 
                 output => form.output.clone(),
                 proposal => planned.to_text(&project.root),
                 effects => planned.effects().len(),
+                sweeping => planned.sweeping(),
                 model_file => shown_path(project, planned.model_file()),
                 token => cx.token,
             },

@@ -1,6 +1,6 @@
 //! `seams write-back`.
 
-use seams_core::{BlockChange, Planned, plan_target};
+use seams_core::{BlockChange, Consent, Planned, plan_target};
 
 use crate::io::{EXIT_OK, FormatArg, Io, ProjectArg, in_project};
 
@@ -18,6 +18,9 @@ pub(crate) struct Args {
     /// With --apply: apply even though the patch changes other lines too (listed first).
     #[arg(long, requires = "apply")]
     accept_effects: bool,
+    /// With --apply: apply even though the change creates or removes a whole page, entity or form (said first).
+    #[arg(long, requires = "apply")]
+    accept_structure: bool,
     #[command(flatten)]
     format: FormatArg,
 }
@@ -35,7 +38,14 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
             let mut written = Vec::new();
             if args.apply {
                 written = plan
-                    .apply_and_generate(project, runtime, args.accept_effects)?
+                    .apply_and_generate(
+                        project,
+                        runtime,
+                        Consent {
+                            effects: args.accept_effects,
+                            structure: args.accept_structure,
+                        },
+                    )?
                     .written;
             }
             Ok((plan, written))

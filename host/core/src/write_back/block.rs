@@ -134,6 +134,70 @@ pub struct BlockPlan {
     pub diff: Vec<String>,
     /// Every line of another output the change alters.
     pub effects: Vec<Effect>,
+    /// When the change creates or removes a whole page, entity or form,
+    /// that in words: said first, and applied only with its own consent.
+    pub sweeping: Option<String>,
+}
+
+/// The kinds of element whose creation or removal an edit of lines must
+/// never bring about unnoticed.
+const SWEEPING: [(&str, &str); 3] = [
+    ("https://w3id.org/seams/ui#Page", "page"),
+    ("https://w3id.org/seams/ui#Entity", "entity"),
+    ("https://w3id.org/seams/ui#Form", "form"),
+];
+
+/// `change` in words when it creates or removes a page, entity or form,
+/// with what it holds and the outputs that come or go (from `now` to
+/// `after`).
+fn sweeping(
+    model: &Model,
+    change: &BlockChange,
+    now: &Generation,
+    after: &Generation,
+) -> Option<String> {
+    let (verb, element) = match change {
+        BlockChange::Removed { element } => ("removes", element),
+        BlockChange::Added { sibling, .. } => ("creates", sibling),
+        BlockChange::Revalued { .. } | BlockChange::Reordered { .. } => return None,
+    };
+    let types = model.types_of(element);
+    let kind = SWEEPING
+        .iter()
+        .find(|(class, _)| types.iter().any(|t| t == class))?
+        .1;
+    let held = model.children(element).len();
+    let what = match change {
+        BlockChange::Added { element: new, .. } => format!(
+            "a new {kind} <{new}>, a copy of {} with the {held} element(s) it holds",
+            model.compact(element)
+        ),
+        _ => format!(
+            "the whole {kind} {} and the {held} element(s) it holds",
+            model.compact(element)
+        ),
+    };
+    // The outputs that come or go.
+    let paths = |g: &Generation| -> std::collections::BTreeSet<String> {
+        g.runs
+            .iter()
+            .flat_map(|r| r.run.outputs.iter().map(|o| o.path.clone()))
+            .collect()
+    };
+    let (before, later) = (paths(now), paths(after));
+    let files: Vec<String> = before
+        .difference(&later)
+        .map(|p| format!("{p} deleted"))
+        .chain(later.difference(&before).map(|p| format!("{p} written")))
+        .collect();
+    let files = if files.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", files.join(", "))
+    };
+    Some(format!(
+        "this edit of lines {verb} {what}{files}, and nothing smaller gives it back; to apply it, pass --accept-structure (the viewer asks the same)"
+    ))
 }
 
 impl BlockPlan {
@@ -152,11 +216,15 @@ impl BlockPlan {
             BlockChange::Removed { .. } => "removed",
             BlockChange::Revalued { .. } | BlockChange::Reordered { .. } => "changed",
         };
-        let mut out = format!(
+        let mut out = self
+            .sweeping
+            .as_ref()
+            .map_or_else(String::new, |sweeping| format!("note: {sweeping}\n"));
+        out.push_str(&format!(
             "{}:{first}: {count} {kind} line(s): {}",
             self.output,
             self.change.describe()
-        );
+        ));
         if !self.alternatives.is_empty() {
             out.push_str("other model changes give this edit back too (not proposed):\n");
             for other in &self.alternatives {
@@ -495,6 +563,7 @@ pub(super) fn plan_block(
     let alternatives = found.others;
     let (model_file, patched_text, diff) = patch_file(project, &change, &changed)?;
     let effects = effects(&generation, &after, |o, _| o == rel);
+    let sweeping = sweeping(model, &change, &generation, &after);
     Ok(BlockPlan {
         output: rel,
         lines: (prefix + 1, removed.max(added)),
@@ -504,6 +573,7 @@ pub(super) fn plan_block(
         patched_text,
         diff,
         effects,
+        sweeping,
     })
 }
 

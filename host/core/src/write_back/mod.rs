@@ -160,6 +160,10 @@ pub enum WriteBackError {
         /// The element.
         element: String,
     },
+    /// Applying a change that creates or removes a whole page, entity or
+    /// form needs its own consent.
+    #[error("{0}")]
+    Sweeping(String),
     /// Applying needs the effects accepted.
     #[error(
         "the patch also changes {0} other line(s) (listed above); pass --accept-effects to apply it anyway"
@@ -345,6 +349,15 @@ impl Planned {
         }
     }
 
+    /// When it creates or removes a whole page, entity or form, that in
+    /// words ([`Consent::structure`] applies it).
+    pub fn sweeping(&self) -> Option<&str> {
+        match self {
+            Planned::Line(_) => None,
+            Planned::Block(plan) => plan.sweeping.as_deref(),
+        }
+    }
+
     /// The model file it rewrites.
     pub fn model_file(&self) -> &Path {
         match self {
@@ -372,7 +385,16 @@ impl Planned {
     /// Refuses what the user has not accepted: effects on other lines
     /// without `accept_effects`, or a line's patch over an output with
     /// other hand edits.
-    fn permitted(&self, accept_effects: bool) -> Result<(), WriteBackError> {
+    fn permitted(&self, consent: Consent) -> Result<(), WriteBackError> {
+        if let Planned::Block(BlockPlan {
+            sweeping: Some(sweeping),
+            ..
+        }) = self
+            && !consent.structure
+        {
+            return Err(WriteBackError::Sweeping(sweeping.clone()));
+        }
+        let accept_effects = consent.effects;
         let effects = self.effects();
         if !effects.is_empty() && !accept_effects {
             return Err(WriteBackError::Effects(effects.len()));
@@ -404,9 +426,9 @@ impl Planned {
         &self,
         project: &Project,
         runtime: &Runtime,
-        accept_effects: bool,
+        consent: Consent,
     ) -> Result<GenerateReport, WriteBackError> {
-        self.permitted(accept_effects)?;
+        self.permitted(consent)?;
         let model_file = self.model_file();
         let edit = ModelEdit {
             path: posix(model_file.strip_prefix(&project.root).unwrap_or(model_file)),
@@ -424,6 +446,15 @@ impl Planned {
             e => e.into(),
         })
     }
+}
+
+/// What the user accepted beyond the edited lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Consent {
+    /// The other lines the change alters (`--accept-effects`).
+    pub effects: bool,
+    /// A page, entity or form created or removed (`--accept-structure`).
+    pub structure: bool,
 }
 
 /// Plans writing back the edit of `target` (`OUTPUT[:LINE]`): a line's, or
