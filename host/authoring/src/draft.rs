@@ -394,15 +394,19 @@ pub fn check_no_logic(template: &str) -> Vec<String> {
 /// the reference may occur in the template.
 pub fn check_no_restated_labels(template: &str, reference: &str, model: &Model) -> Vec<String> {
     let mut reasons = Vec::new();
+    // As words of the template's own text: a label "Save" is not restated
+    // by "Saved", nor by a tag's variable.
+    let literal: Vec<String> = template
+        .split('\n')
+        .map(crate::probe::literal_text)
+        .collect();
     for (iri, label) in model.labels() {
         let label = label.trim();
         if label.is_empty() || !reference.contains(label) {
             continue;
         }
-        for (i, line) in template.split('\n').enumerate() {
-            // As a word of the template's own text: a label "Save" is not
-            // restated by "Saved", nor by a tag's variable.
-            if crate::probe::has_word(&crate::probe::literal_text(line), label) {
+        for (i, line) in literal.iter().enumerate() {
+            if crate::probe::has_word(line, label) {
                 reasons.push(format!(
                     "template line {}: restates the label {label:?} of <{iri}>; read it in extract and print it from the view model",
                     i + 1

@@ -113,24 +113,31 @@ pub fn literal_text(line: &str) -> String {
         ("[%", "%]"),
         ("[#", "#]"),
     ];
+    // One pass: a tag's opening is looked for only where the scan is, so a
+    // line of many tags (a generator's template is untrusted) costs its
+    // length, not its length times its tags.
     let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    loop {
-        let next = TAGS
+    let (bytes, mut at, mut copied) = (line.as_bytes(), 0, 0);
+    while at < bytes.len() {
+        let Some((open, close)) = TAGS
             .iter()
-            .filter_map(|(open, close)| rest.find(open).map(|at| (at, *open, *close)))
-            .min_by_key(|(at, _, _)| *at);
-        let Some((at, open, close)) = next else {
-            out.push_str(rest);
-            return out;
+            .find(|(open, _)| bytes[at..].starts_with(open.as_bytes()))
+        else {
+            at += 1;
+            continue;
         };
-        out.push_str(&rest[..at]);
+        // The tags are ASCII: `at` is a character boundary.
+        out.push_str(&line[copied..at]);
         out.push(' ');
-        rest = &rest[at + open.len()..];
-        rest = rest
-            .find(close)
-            .map_or("", |end| &rest[end + close.len()..]);
+        let inside = at + open.len();
+        match line[inside..].find(close) {
+            Some(end) => at = inside + end + close.len(),
+            None => return out,
+        }
+        copied = at;
     }
+    out.push_str(&line[copied..]);
+    out
 }
 
 /// Whether `text` shows `word` as it is, at word boundaries.
@@ -512,6 +519,9 @@ mod tests {
             "CREATE TABLE \"order\" (",
             &order
         ));
+        let many = "a{{ x }}".repeat(100_000);
+        assert_eq!(literal_text(&many), "a ".repeat(100_000));
+        assert_eq!(literal_text("é[[ x ]]ü {% open"), "é ü  ");
         assert!(has_word("request: Request", "Request"));
         assert!(!has_word("Requests: x", "Request s"));
         assert!(!has_word("ARequest", "Request"));
