@@ -76,18 +76,41 @@ pub type Snapshot = Vec<OutputLines>;
 
 /// The outputs of a run, as the probes compare them.
 pub fn snapshot(run: &GeneratorRun) -> Snapshot {
-    let templates: HashMap<&str, Vec<&str>> = run
-        .meta
-        .templates
-        .iter()
-        .map(|(name, source)| (name.as_str(), source.split('\n').collect()))
-        .collect();
-    // `name:line`, as a trace cites a template line.
-    let template_line = |origin: &str| -> Option<&str> {
+    snapshot_with(run, &TemplateLines::of(run))
+}
+
+/// The literal text ([`shown::literal_text`]) of each line of a run's
+/// templates, by template name: read once per generator, not once per
+/// probe and traced line.
+struct TemplateLines<'a>(HashMap<&'a str, Vec<String>>);
+
+impl<'a> TemplateLines<'a> {
+    fn of(run: &'a GeneratorRun) -> TemplateLines<'a> {
+        TemplateLines(
+            run.meta
+                .templates
+                .iter()
+                .map(|(name, source)| {
+                    let lines = source.split('\n').map(shown::literal_text).collect();
+                    (name.as_str(), lines)
+                })
+                .collect(),
+        )
+    }
+
+    /// The literal text of the line a trace cites as `name:line`.
+    fn line(&self, origin: &str) -> Option<&str> {
         let (name, line) = origin.rsplit_once(':')?;
         let line: usize = line.parse().ok()?;
-        templates.get(name)?.get(line.checked_sub(1)?).copied()
-    };
+        self.0
+            .get(name)?
+            .get(line.checked_sub(1)?)
+            .map(String::as_str)
+    }
+}
+
+/// [`snapshot`], with `templates` the run's.
+fn snapshot_with(run: &GeneratorRun, templates: &TemplateLines<'_>) -> Snapshot {
     run.outputs
         .iter()
         .map(|output| {
@@ -104,8 +127,7 @@ pub fn snapshot(run: &GeneratorRun) -> Snapshot {
                     written[at] = traced
                         .templates
                         .iter()
-                        .filter_map(|o| template_line(o))
-                        .map(shown::literal_text)
+                        .filter_map(|o| templates.line(o))
                         .collect::<Vec<_>>()
                         .join("\n");
                 }
@@ -148,11 +170,137 @@ enum Expect {
     /// Lines traced to none of `elsewhere` and showing none of `texts`
     /// (the removed elements') are as they were, separators aside
     /// ([`set_aside`]); untraced ones only when no list was `emptied`.
+    /// And no traced line shows a text of `gone` the template did not
+    /// write.
     Removed {
         elsewhere: Vec<String>,
         texts: Vec<String>,
         emptied: bool,
+        gone: Gone,
     },
+}
+
+/// The texts only removed elements held: no element of the changed model
+/// holds one in any form (no text of it holds one, and none is inside
+/// one), so a traced line that shows one, where the template did not
+/// write it and the output showed it only on the removed elements' lines,
+/// was not read from the model.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Gone {
+    /// The removed elements.
+    group: Vec<String>,
+    /// (text, the removed element that held it).
+    texts: Vec<(String, String)>,
+}
+
+impl Gone {
+    /// The texts of `removed` (a group of `model`'s elements) that no
+    /// text of `changed` (the model without them) holds in any form.
+    fn of(holders: &[Holder], removed: &[String], changed: Option<&Model>) -> Gone {
+        let Some(changed) = changed else {
+            return Gone::default();
+        };
+        // A text's letters and digits, lower-cased, and those of its
+        // singular where it reads as a plural: a generator may inflect a
+        // kept "Shelf" into "Shelves".
+        let stems = |t: &str| -> Vec<String> {
+            let flat = shown::lower_words(t).concat();
+            let mut stems = vec![flat.clone()];
+            for (plural, singular) in [
+                ("s", ""),
+                ("es", ""),
+                ("ies", "y"),
+                ("ves", "f"),
+                ("ves", "fe"),
+            ] {
+                if let Some(stem) = flat.strip_suffix(plural).filter(|s| !s.is_empty()) {
+                    stems.push(format!("{stem}{singular}"));
+                }
+            }
+            stems
+        };
+        let kept: Vec<String> = changed
+            .texts()
+            .iter()
+            .flat_map(|t| stems(t))
+            .filter(|t| !t.is_empty())
+            .collect();
+        let texts: BTreeSet<(String, String)> = holders
+            .iter()
+            .filter(|h| removed.contains(&h.element) && telling(&h.text))
+            .filter(|h| {
+                let own = stems(&h.text);
+                !own[0].is_empty()
+                    && !own.iter().any(|text| {
+                        kept.iter()
+                            .any(|k| k.contains(text.as_str()) || text.contains(k.as_str()))
+                    })
+            })
+            .map(|h| (h.text.clone(), h.element.clone()))
+            .collect();
+        Gone {
+            group: removed.to_vec(),
+            texts: texts.into_iter().collect(),
+        }
+    }
+
+    /// The first line of `new` traced to a removed element, or traced
+    /// and showing a gone text the template did not write there and `old`
+    /// showed only on a removed element's lines; with why it is a proof.
+    fn still_shown(&self, old: &OutputLines, new: &OutputLines) -> Option<String> {
+        // The changed model has no triple with a removed IRI: a run that
+        // traces a line to one did not read it there.
+        for (n, (_, terms)) in new.lines.iter().enumerate() {
+            if let Some(removed) = terms.iter().find(|t| self.group.contains(t)) {
+                return Some(format!(
+                    "{}:{}: the line is traced to <{removed}>, which the changed model no longer holds: is it read from the model?",
+                    new.path,
+                    n + 1
+                ));
+            }
+        }
+        if self.texts.is_empty() {
+            return None;
+        }
+        let reading = Reading::new(
+            self.texts
+                .iter()
+                .map(|(text, element)| Change {
+                    holder: Holder {
+                        element: element.clone(),
+                        property: None,
+                        text: text.clone(),
+                    },
+                    new: None,
+                })
+                .collect(),
+            &[],
+        );
+        // A text the output showed on another element's line, or on an
+        // untraced one, may be the format's own word.
+        let elsewhere: BTreeSet<usize> = old
+            .lines
+            .iter()
+            .filter(|(_, terms)| !terms.iter().any(|t| self.group.contains(t)))
+            .flat_map(|(text, _)| reading.shown(text))
+            .collect();
+        new.lines.iter().enumerate().find_map(|(n, (line, terms))| {
+            if terms.is_empty() {
+                return None;
+            }
+            let written = reading.shown(new.written.get(n).map_or("", String::as_str));
+            let i = reading
+                .shown(line)
+                .into_iter()
+                .find(|i| !elsewhere.contains(i) && !written.contains(i))?;
+            let (text, element) = &self.texts[i];
+            Some(format!(
+                "{}:{}: the line still shows {text:?}, though <{element}>, which held it, was removed and no element of the changed model holds {text:?} in any form: is it read from the model?",
+                new.path,
+                n + 1
+            ))
+        })
+    }
 }
 
 /// One probe: a changed copy of the model and what the output must do.
@@ -489,59 +637,84 @@ pub fn plan(model: &Model, base: &Snapshot, reference: &str) -> Vec<Probe> {
         });
     }
     let types: BTreeSet<String> = elements.iter().flat_map(|e| model.types_of(e)).collect();
+    // (property, element) of each `true` flag: one only a single element
+    // of its kind holds (the initial state) marks it out.
+    let flags: BTreeSet<(String, String)> = model
+        .literal_values()
+        .into_iter()
+        .filter(|(_, _, v)| v == "true")
+        .map(|(e, p, _)| (p, e))
+        .collect();
     for (i, class) in types.iter().enumerate() {
         let instances = model.instances_of(class);
         // Only an element the reference shows: one it leaves out may be
         // filtered out, and then its copy would be too. And one of a kind
         // only if it is in a list (a sole page of an application), not an
         // application itself.
-        let Some(sibling) = instances.iter().rev().find(|s| elements.contains(s)) else {
+        let printed: Vec<&String> = instances.iter().filter(|s| elements.contains(s)).collect();
+        let Some(&last) = printed.last() else {
             continue;
         };
-        if instances.len() < 2 && model.containers(sibling).is_empty() {
+        if instances.len() < 2 && model.containers(last).is_empty() {
             continue;
         }
+        // A copy of the one element a flag marks out (a second initial
+        // state) or a removal that leaves a list empty (an entity with
+        // no attribute) makes a model a generator may refuse, and then
+        // the probe tests nothing: another printed sibling is taken
+        // where there is one.
+        let marked = |s: &str| {
+            let containers = model.containers(s);
+            let siblings: Vec<String> = if containers.is_empty() {
+                instances.clone()
+            } else {
+                containers
+                    .iter()
+                    .flat_map(|(c, p)| model.objects(c, p))
+                    .collect()
+            };
+            flags.iter().any(|(p, e)| {
+                e == s
+                    && siblings
+                        .iter()
+                        .filter(|x| flags.contains(&(p.clone(), (*x).clone())))
+                        .count()
+                        == 1
+            })
+        };
+        let plain = printed.iter().rev().find(|s| !marked(s)).copied();
+        let added = Around::of(model, plain.unwrap_or(last));
+        let kept = printed
+            .iter()
+            .rev()
+            .map(|s| Around::of(model, s))
+            .find(|a| !marked(&a.group[0]) && !a.empties_list);
+        let removed = kept.unwrap_or_else(|| Around::of(model, plain.unwrap_or(last)));
         let shown = model.compact(class);
-        let owned = model.children(sibling);
-        let group: Vec<String> = std::iter::once(sibling.clone())
-            .chain(owned.iter().cloned())
-            .collect();
-        let containers = model.containers(sibling);
-        // Two links out: what uses a neighbour may print it otherwise
-        // (a list's query takes a parameter per relation of the entity it
-        // shows; the attribute after a removed first one is printed as
-        // the record's label).
-        let near: BTreeSet<String> = group
-            .iter()
-            .flat_map(|e| model.neighbours(e))
-            .chain(containers.iter().map(|(s, _)| s.clone()))
-            .collect();
-        let linked: BTreeSet<String> = near
-            .iter()
-            .flat_map(|e| model.neighbours(e))
-            .chain(near.iter().cloned())
-            .collect();
         // The clone joins only lists; a link from outside through any
         // other property (a form's one entity) reaches the original alone.
-        let demanded = group.iter().all(|member| {
+        let demanded = added.group.iter().all(|member| {
             let lists = model.containers(member);
             model
                 .links_to(member)
                 .iter()
-                .all(|link| group.contains(&link.0) || lists.contains(link))
+                .all(|link| added.group.contains(&link.0) || lists.contains(link))
         });
-        let (iris, values) = clone_of(model, &group, i + 1, &enumerated, reference);
-        let added: Vec<String> = iris.iter().map(|(_, new)| new.clone()).collect();
+        let (iris, values, filterable) =
+            clone_of(model, &added.group, i + 1, &enumerated, reference);
+        let demanded = demanded && !filterable;
+        let clones: Vec<String> = iris.iter().map(|(_, new)| new.clone()).collect();
         // The elements copied stay as they were: a filter that let one
         // copy in instead of its original shows here.
-        let mut elsewhere: BTreeSet<String> = linked.clone();
-        elsewhere.extend(added.iter().cloned());
-        elsewhere.retain(|e| !group.contains(e));
+        let mut elsewhere: BTreeSet<String> = added.linked.clone();
+        elsewhere.extend(clones.iter().cloned());
+        elsewhere.retain(|e| !added.group.contains(e));
         let texts = values.iter().map(|(_, _, v)| v.clone()).collect();
-        let siblings = if containers.is_empty() {
+        let siblings = if added.containers.is_empty() {
             instances.clone()
         } else {
-            containers
+            added
+                .containers
                 .iter()
                 .flat_map(|(s, p)| model.objects(s, p))
                 .collect()
@@ -550,48 +723,103 @@ pub fn plan(model: &Model, base: &Snapshot, reference: &str) -> Vec<Probe> {
             name: format!("add {shown}"),
             edits: vec![Edit::Clone { iris, values }],
             expect: Expect::Added {
-                added,
+                added: clones,
                 demanded,
                 siblings,
                 elsewhere: elsewhere.into_iter().collect(),
                 texts,
             },
         });
-        let mut elsewhere = linked;
-        elsewhere.extend(group.iter().cloned());
-        // A list, a page or a form left with none of what it held may
-        // print a placeholder instead.
-        let emptied = group.iter().any(|member| {
-            model.links_to(member).iter().any(|(s, p)| {
-                !group.contains(s) && model.objects(s, p).iter().all(|o| group.contains(o))
-            })
-        });
+        let edits: Vec<Edit> = removed
+            .group
+            .iter()
+            .map(|iri| Edit::Remove { iri: iri.clone() })
+            .collect();
+        let gone = Gone::of(&holders, &removed.group, model.edited(&edits).ok().as_ref());
+        let mut elsewhere = removed.linked;
+        elsewhere.extend(removed.group.iter().cloned());
         let texts = holders
             .iter()
-            .filter(|h| group.contains(&h.element))
+            .filter(|h| removed.group.contains(&h.element))
             .map(|h| h.text.clone())
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
         probes.push(Probe {
             name: format!("remove {shown}"),
-            edits: group
-                .iter()
-                .map(|iri| Edit::Remove { iri: iri.clone() })
-                .collect(),
+            edits,
             expect: Expect::Removed {
                 elsewhere: elsewhere.into_iter().collect(),
                 texts,
-                emptied,
+                emptied: removed.emptied,
+                gone,
             },
         });
     }
     probes
 }
 
+/// An element an add or remove probe copies or takes away, with what
+/// goes with it.
+struct Around {
+    /// The element, then what it owns.
+    group: Vec<String>,
+    /// The lists it is in.
+    containers: Vec<(String, String)>,
+    /// What lies within two links of the group: a neighbour's user may
+    /// print it otherwise (a list's query takes a parameter per relation
+    /// of the entity it shows; the attribute after a removed first one is
+    /// printed as the record's label).
+    linked: BTreeSet<String>,
+    /// Whether removing the group leaves a list, a page or a form with
+    /// none of what it held (it may print a placeholder instead).
+    emptied: bool,
+    /// Whether removing it leaves one of its lists empty (an entity with
+    /// no attribute), which a generator may refuse.
+    empties_list: bool,
+}
+
+impl Around {
+    fn of(model: &Model, element: &str) -> Around {
+        let group: Vec<String> = std::iter::once(element.to_owned())
+            .chain(model.children(element))
+            .collect();
+        let containers = model.containers(element);
+        let near: BTreeSet<String> = group
+            .iter()
+            .flat_map(|e| model.neighbours(e))
+            .chain(containers.iter().map(|(s, _)| s.clone()))
+            .collect();
+        let linked = near
+            .iter()
+            .flat_map(|e| model.neighbours(e))
+            .chain(near.iter().cloned())
+            .collect();
+        let emptied = group.iter().any(|member| {
+            model.links_to(member).iter().any(|(s, p)| {
+                !group.contains(s) && model.objects(s, p).iter().all(|o| group.contains(o))
+            })
+        });
+        let empties_list = containers
+            .iter()
+            .any(|(s, p)| model.objects(s, p).iter().all(|o| group.contains(o)));
+        Around {
+            group,
+            containers,
+            linked,
+            emptied,
+            empties_list,
+        }
+    }
+}
+
 /// The IRIs and values of a clone of `group` (an element, then what it
 /// owns): `<iri>_added`, unused; fresh labels, and fresh values for its
-/// telling literals but those of `enumerated` properties.
+/// strings but those of `enumerated` properties. A value its type shares
+/// elsewhere (an attribute name two entities have) is fresh too when no
+/// other member of its lists shares it (two attributes of one entity may
+/// not share a name); then a filter on it may leave the clone out, and
+/// the third value, `filterable`, says so.
 #[allow(clippy::type_complexity)]
 fn clone_of(
     model: &Model,
@@ -599,7 +827,7 @@ fn clone_of(
     probe: usize,
     enumerated: &Enumerated,
     reference: &str,
-) -> (Vec<(String, String)>, Vec<(String, String, String)>) {
+) -> (Vec<(String, String)>, Vec<(String, String, String)>, bool) {
     let iris = group
         .iter()
         .map(|iri| {
@@ -610,13 +838,42 @@ fn clone_of(
             (iri.clone(), new)
         })
         .collect();
-    let literals: BTreeMap<(String, String), String> = model
-        .literal_values()
-        .into_iter()
-        .filter(|(e, p, v)| {
-            group.contains(e) && (p == RDFS_LABEL || (telling(v) && !enumerated.holds(e, p)))
+    let all = model.literal_values();
+    // Whether another member of `element`'s lists has `value` too.
+    let shared_in_list = |element: &str, property: &str, value: &str| {
+        model.containers(element).iter().any(|(c, p)| {
+            model.objects(c, p).iter().any(|other| {
+                other != element
+                    && all
+                        .iter()
+                        .any(|(e, q, v)| e == other && q == property && v == value)
+            })
         })
-        .map(|(e, p, v)| ((e, p), v))
+    };
+    let mut filterable = false;
+    let literals: BTreeMap<(String, String), String> = all
+        .iter()
+        .filter(|(e, p, v)| {
+            if !group.contains(e) {
+                return false;
+            }
+            if p == RDFS_LABEL {
+                return true;
+            }
+            // A short text (a path "p1") is fresh too: siblings may not
+            // share it.
+            if v.is_empty() || numeric(v) || enumerated.everywhere.contains(p) {
+                return false;
+            }
+            if enumerated.holds(e, p) {
+                if shared_in_list(e, p, v) {
+                    return false;
+                }
+                filterable = true;
+            }
+            true
+        })
+        .map(|(e, p, v)| ((e.clone(), p.clone()), v.clone()))
         .collect();
     let fresh = fresh_words(&format!("Added{probe:02}v"), literals.len(), reference);
     let values = literals
@@ -624,7 +881,7 @@ fn clone_of(
         .zip(fresh)
         .map(|(((e, p), old), fresh)| (e, p, cased_like(&old, &fresh)))
         .collect();
-    (iris, values)
+    (iris, values, filterable)
 }
 
 /// The properties whose values a filter may test, so that a clone keeps
@@ -677,12 +934,16 @@ const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
 /// or more, and not a number or a boolean, which templates print often
 /// for other reasons.
 pub fn telling(value: &str) -> bool {
-    value.trim().chars().count() >= 3
-        && !value
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
-        && value != "true"
-        && value != "false"
+    value.trim().chars().count() >= 3 && !numeric(value)
+}
+
+/// Whether a literal value is a number or a boolean.
+fn numeric(value: &str) -> bool {
+    value
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
+        || value == "true"
+        || value == "false"
 }
 
 /// (namespace, local name): split after the last `#`, `/` or `:`.
@@ -772,6 +1033,13 @@ pub fn judge(probe: &Probe, base: &Snapshot, probed: Result<&Snapshot, &str>) ->
                 ));
             }
         }
+    }
+    if let Expect::Removed { gone, .. } = &probe.expect
+        && let Some(why) = pairs
+            .iter()
+            .find_map(|(old, new)| gone.still_shown(old, new))
+    {
+        return Some(why);
     }
     for (old, new) in pairs {
         if let Some(why) = judge_output(&probe.expect, &reading, old, new) {
@@ -1182,9 +1450,10 @@ pub fn run(
     generator: &LoadedGenerator,
     model: &Model,
     limits: &Limits,
-    base: &GeneratorRun,
+    base_run: &GeneratorRun,
 ) -> Vec<ProbeOutcome> {
-    let base = snapshot(base);
+    let templates = TemplateLines::of(base_run);
+    let base = snapshot_with(base_run, &templates);
     let printed: String = base
         .iter()
         .flat_map(|o| o.lines.iter().map(|(t, _)| format!("{t}\n")))
@@ -1198,7 +1467,15 @@ pub fn run(
                 .and_then(|changed| {
                     runtime
                         .run_reporting(generator, &Arc::new(changed), limits)
-                        .map(|r| snapshot(&r))
+                        .map(|r| {
+                            // A generator's templates are its own, not the
+                            // model's; split again only if a run's differ.
+                            if r.meta.templates == base_run.meta.templates {
+                                snapshot_with(&r, &templates)
+                            } else {
+                                snapshot(&r)
+                            }
+                        })
                         .map_err(|e| e.to_string())
                 });
             let failure = judge(&probe, &base, probed.as_ref().map_err(String::as_str));
@@ -1288,6 +1565,70 @@ mod tests {
     }
 
     #[test]
+    fn a_removed_elements_text_or_trace_still_shown_is_refused_with_the_proof() {
+        let gone = Gone {
+            group: vec!["urn:shelves".into()],
+            texts: vec![("Shelves".into(), "urn:shelves".into())],
+        };
+        let removed = probe(Expect::Removed {
+            elsewhere: vec!["urn:shelves".into(), "urn:books".into()],
+            texts: vec!["Shelves".into()],
+            emptied: false,
+            gone: gone.clone(),
+        });
+        let base = output(&[
+            ("<a href=\"books.html\">Books</a>", &["urn:books"]),
+            ("<a href=\"shelves.html\">Shelves</a>", &["urn:shelves"]),
+        ]);
+        // A generator that reads the pages drops the line.
+        let followed = output(&[("<a href=\"books.html\">Books</a>", &["urn:books"])]);
+        assert_eq!(judge(&removed, &base, Ok(&followed)), None);
+        // A copied list keeps it, traced to the removed page.
+        let refused = judge(&removed, &base, Ok(&base)).expect("refused");
+        assert!(
+            refused.contains("o.html:2: the line is traced to <urn:shelves>, which the changed model no longer holds"),
+            "{refused}"
+        );
+        // Traced elsewhere, the text alone is the proof.
+        let copied = output(&[
+            ("<a href=\"books.html\">Books</a>", &["urn:books"]),
+            ("<a href=\"shelves.html\">Shelves</a>", &["urn:books"]),
+        ]);
+        let refused = judge(&removed, &base, Ok(&copied)).expect("refused");
+        assert!(
+            refused.contains("o.html:2: the line still shows \"Shelves\", though <urn:shelves>, which held it, was removed"),
+            "{refused}"
+        );
+        // The template's own word may stay; so may a word the output
+        // showed on another element's line (the format's).
+        let mut written = copied.clone();
+        written[0].written = vec![String::new(), "Shelves".into()];
+        assert_eq!(judge(&removed, &base, Ok(&written)), None);
+        let formats = output(&[
+            ("Shelves: <a href=\"books.html\">Books</a>", &["urn:books"]),
+            ("<a href=\"shelves.html\">Shelves</a>", &["urn:shelves"]),
+        ]);
+        let kept = output(&[("Shelves: <a href=\"books.html\">Books</a>", &["urn:books"])]);
+        assert_eq!(judge(&removed, &formats, Ok(&kept)), None);
+        // A text the changed model holds in some form is no proof: a
+        // kept entity "Shelf" may print "Shelves".
+        let model = Model::parse(
+            "m.ttl",
+            "@prefix ex: <https://example.org/x#> .\n\
+             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+             ex:p rdfs:label \"Shelves\" . ex:q rdfs:label \"Shelf\" . ex:r rdfs:label \"Loans\" .\n",
+        )
+        .unwrap();
+        let x = |l: &str| format!("https://example.org/x#{l}");
+        let changed = model.edited(&[Edit::Remove { iri: x("r") }]).unwrap();
+        let gone = Gone::of(&holders(&model), &[x("r")], Some(&changed));
+        assert_eq!(gone.texts, [("Loans".to_owned(), x("r"))]);
+        let changed = model.edited(&[Edit::Remove { iri: x("p") }]).unwrap();
+        let gone = Gone::of(&holders(&model), &[x("p")], Some(&changed));
+        assert!(gone.texts.is_empty(), "{gone:?}");
+    }
+
+    #[test]
     fn outputs_pair_by_a_path_that_follows_and_come_or_go_with_their_element() {
         let page = |path: &str, text: &str, terms: &[&str]| OutputLines {
             path: path.into(),
@@ -1349,6 +1690,7 @@ mod tests {
             elsewhere: vec!["urn:loans".into()],
             texts: Vec::new(),
             emptied: false,
+            gone: Gone::default(),
         });
         assert_eq!(judge(&removed, &base, Ok(&base[..1].to_vec())), None);
         assert!(judge(&removed, &base, Ok(&base[1..].to_vec())).is_some());
@@ -1535,6 +1877,7 @@ mod tests {
                     elsewhere: vec!["urn:b".into()],
                     texts: vec![],
                     emptied: false,
+                    gone: Gone::default(),
                 },
                 output(&[
                     ("<h1>Chat</h1>", &["urn:app"]),
@@ -1548,6 +1891,7 @@ mod tests {
                     elsewhere: vec!["urn:a".into()],
                     texts: vec![],
                     emptied: false,
+                    gone: Gone::default(),
                 },
                 output(&[("<h1>Chat</h1>", &["urn:app"]), ("</ul>", &[])]),
                 None,
@@ -1557,6 +1901,7 @@ mod tests {
                     elsewhere: vec!["urn:a".into()],
                     texts: vec![],
                     emptied: false,
+                    gone: Gone::default(),
                 },
                 output(&[
                     ("<h1>Chat</h1>", &["urn:app"]),
@@ -1596,6 +1941,7 @@ mod tests {
                     elsewhere: vec!["urn:b".into()],
                     texts: vec!["Chat".into()],
                     emptied: false,
+                    gone: Gone::default(),
                 },
                 output(&[
                     ("<h1>Everything</h1>", &["urn:app"]),
@@ -1610,6 +1956,7 @@ mod tests {
                     elsewhere: vec!["urn:a".into()],
                     texts: vec![],
                     emptied: true,
+                    gone: Gone::default(),
                 },
                 output(&[("<h1>Chat</h1>", &["urn:app"]), ("<p>None yet</p>", &[])]),
                 None,
@@ -1795,6 +2142,10 @@ mod tests {
                 elsewhere: vec![x("a"), x("app"), x("b"), x("f"), x("g")],
                 texts: vec!["Beta".into(), "beta".into()],
                 emptied: false,
+                gone: Gone {
+                    group: vec![x("b"), x("f"), x("g")],
+                    texts: vec![("Beta".into(), x("b")), ("beta".into(), x("b"))],
+                },
             }
         );
     }
@@ -2146,12 +2497,12 @@ mod tests {
         for model in [chat(), expense(), library()] {
             for (format, generator) in soundness::GENERATORS {
                 assert_eq!(
-                    refusal(&model, |m| generator(m, Fault::None)),
+                    refusal(&model, |m| generator(m, &Fault::None)),
                     None,
                     "{format}"
                 );
             }
-            let wrong = refusal(&model, |m| soundness::sql(m, Fault::IriOrder)).expect("refused");
+            let wrong = refusal(&model, |m| soundness::sql(m, &Fault::IriOrder)).expect("refused");
             assert!(wrong.starts_with("rename: "), "{wrong}");
         }
     }

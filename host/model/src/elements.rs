@@ -205,6 +205,28 @@ impl Model {
         values.into_iter().collect()
     }
 
+    /// Every text the model holds: each IRI it names (subject, property
+    /// or value) and each literal's lexical form, sorted.
+    pub fn texts(&self) -> BTreeSet<String> {
+        let text = |t: Term| match t {
+            Term::NamedNode(n) => Some(n.into_string()),
+            Term::Literal(l) => Some(l.value().to_owned()),
+            _ => None,
+        };
+        self.store()
+            .iter()
+            .filter_map(Result::ok)
+            .flat_map(|q| {
+                let subject = match q.subject {
+                    Subject::NamedNode(n) => Some(n.into_string()),
+                    _ => None,
+                };
+                [subject, Some(q.predicate.into_string()), text(q.object)]
+            })
+            .flatten()
+            .collect()
+    }
+
     /// The elements `iri` points at (its properties' values that are
     /// elements), sorted.
     pub fn pointed_at(&self, iri: &str) -> Vec<String> {

@@ -61,6 +61,7 @@ mod tests {
         let ui = |local: &str| format!("https://w3id.org/seams/ui#{local}");
         let lists = list_properties();
         for listed in [
+            "page",
             "contains",
             "field",
             "attribute",

@@ -14,6 +14,8 @@
 //! text again when no holder on the changed model has it in any form:
 //! that is the proof that no generator reading the model printed it.
 
+use std::collections::BTreeSet;
+
 use aho_corasick::{AhoCorasick, MatchKind};
 
 /// Where a text of the model is held.
@@ -184,6 +186,8 @@ struct Form {
     fills: Vec<String>,
     /// The changes that gave it, for the message.
     changes: Vec<usize>,
+    /// The changes whose holder's text has this form, changed or kept.
+    of: Vec<usize>,
     /// Whether a kept holder still has it: then it may stay as it was.
     kept: bool,
 }
@@ -226,11 +230,15 @@ impl Reading {
                         old: old_form.clone(),
                         fills: Vec::new(),
                         changes: Vec::new(),
+                        of: Vec::new(),
                         kept: false,
                     });
                     forms.len() - 1
                 });
                 let form = &mut forms[slot];
+                if !form.of.contains(&index) {
+                    form.of.push(index);
+                }
                 match &new {
                     Some(new) => {
                         if !form.fills.contains(&new[k]) {
@@ -306,6 +314,16 @@ impl Reading {
                         .any(|&c| near(&self.changes[c].holder.element))
             })
             .map(|form| form.old.clone())
+            .collect()
+    }
+
+    /// The changes (by index) whose holders' texts `line` shows, in some
+    /// form.
+    pub fn shown(&self, line: &str) -> BTreeSet<usize> {
+        self.occurrences(line)
+            .into_iter()
+            .flatten()
+            .flat_map(|p| self.forms[p].of.iter().copied())
             .collect()
     }
 
