@@ -433,6 +433,37 @@ fn the_viewer_refuses_foreign_hosts_and_origins_and_writes_without_the_token() {
 }
 
 #[test]
+fn the_viewer_proposes_another_change_that_gives_the_edit_back_when_picked() {
+    let p = seams_tests::chat_with_a_mood_field();
+    let viewer = start_viewer(p.path());
+    let fields = [("token", viewer.token.as_str()), ("output", "thread.html")];
+    let plan = post(&viewer, &fields);
+    assert_eq!(plan.status, 200, "{plan:?}");
+    assert!(
+        plan.body.contains("(this is 1)")
+            && plan.body.contains("<option value=\"2\">change 2</option>"),
+        "{}",
+        plan.body
+    );
+    let mut picked = fields.to_vec();
+    picked.push(("choose", "2"));
+    let second = post(&viewer, &picked);
+    assert_eq!(second.status, 200, "{second:?}");
+    assert!(
+        second.body.contains("(this is 2)")
+            && second
+                .body
+                .contains("<input type=\"hidden\" name=\"choose\" value=\"2\">"),
+        "{}",
+        second.body
+    );
+    picked.extend([("apply", "1"), ("accept_effects", "1")]);
+    let applied = post(&viewer, &picked);
+    assert_eq!(applied.status, 200, "{applied:?}");
+    seams_tests::assert_mood_on_the_author_attribute(&p);
+}
+
+#[test]
 fn the_viewer_removes_a_page_for_a_removed_link_only_with_its_own_confirmation() {
     let p = seams_tests::example_project("library");
     assert_eq!(seams_in(p.path(), &["generate"]).code, 0);
@@ -459,6 +490,15 @@ fn the_viewer_removes_a_page_for_a_removed_link_only_with_its_own_confirmation()
     apply.extend([("apply", "1"), ("accept_effects", "1")]);
     let refused = post(&viewer, &apply);
     assert_eq!(refused.status, 422, "{refused:?}");
+    // The viewer names its own box, not the command line's flag.
+    assert!(
+        refused
+            .body
+            .contains("apply this change of the application")
+            && !refused.body.contains("--accept"),
+        "{}",
+        refused.body
+    );
     assert_eq!(std::fs::read_to_string(model_of(&p)).unwrap(), model_before);
     apply.push(("accept_structure", "1"));
     let applied = post(&viewer, &apply);
@@ -501,6 +541,11 @@ fn the_viewer_writes_back_an_edited_line_only_when_asked() {
     apply.push(("apply", "1"));
     let refused = post(&viewer, &apply);
     assert_eq!(refused.status, 422, "{refused:?}");
+    assert!(
+        refused.body.contains("apply with its effect(s)") && !refused.body.contains("--accept"),
+        "{}",
+        refused.body
+    );
     assert_eq!(std::fs::read_to_string(model_of(&p)).unwrap(), model_before);
 
     apply.push(("accept_effects", "1"));

@@ -188,6 +188,36 @@ pub fn check_calls_nothing_edited(project: &Path, what: &str) -> String {
     check.stdout
 }
 
+/// The generated chat project with its author field copied by hand as a
+/// field "Mood" named `mood` in `out/thread.html`: a new field with an
+/// attribute of its own (change 1), or one more field on the author
+/// attribute (change 2) both give the edit back.
+pub fn chat_with_a_mood_field() -> TempProject {
+    let p = example_project("chat");
+    assert_eq!(seams_in(p.path(), &["generate"]).code, 0);
+    let page = p.path().join("out/thread.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let field = "      <label for=\"new_message_form-author\">Your name</label>\n      <input id=\"new_message_form-author\" name=\"author\" type=\"text\" required>\n";
+    assert!(text.contains(field), "{text}");
+    let mood = field
+        .replace("new_message_form-author", "new_message_form-mood")
+        .replace("name=\"author\"", "name=\"mood\"")
+        .replace(">Your name<", ">Mood<");
+    std::fs::write(&page, text.replace(field, &format!("{field}{mood}"))).unwrap();
+    p
+}
+
+/// Asserts that the chat's model file holds change 2 of
+/// [`chat_with_a_mood_field`]: the new field, no new attribute.
+pub fn assert_mood_on_the_author_attribute(p: &TempProject) {
+    let model = std::fs::read_to_string(p.path().join("model.ttl")).unwrap();
+    assert!(
+        model.contains("<https://example.org/chat#author_field_2>")
+            && !model.contains("<https://example.org/chat#author_2>"),
+        "{model}"
+    );
+}
+
 /// `text` with `dir` (a temporary project) replaced by `[PROJECT]`, for
 /// snapshots.
 pub fn redact(dir: &Path, text: &str) -> String {

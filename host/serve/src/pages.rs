@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use seams_core::{
     CheckReport, Consent, LOCK_FILE, Lock, OutputDir, Planned, Project, TraceViewError, Wait,
-    WriteBackPlan, check_with, plan_line_edit, plan_target, trace_view, view,
+    WriteBackError, WriteBackPlan, check_with, plan_line_edit, plan_target, trace_view, view,
 };
 use seams_model::Model;
 use seams_runtime::Runtime;
@@ -414,6 +414,10 @@ pub struct WriteBackForm {
     /// entity or form.
     #[serde(default)]
     pub accept_structure: Option<String>,
+    /// The number of the model change to propose, among those that give
+    /// the edit back (`--choose`).
+    #[serde(default)]
+    pub choose: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -510,7 +514,18 @@ fn apply(cx: &Context<'_>, planned: &Planned, form: &WriteBackForm) -> Result<Wr
                 structure: form.accept_structure.is_some(),
             },
         )
-        .map_err(|e| Failure::new(422, e))?;
+        .map_err(|e| match e {
+            // The viewer's consent is a box, not a flag.
+            WriteBackError::Sweeping(what) => Failure::new(
+                422,
+                format!("{what}; nothing written: to apply it, tick \"yes, apply this change of the application's structure\""),
+            ),
+            WriteBackError::Effects(count) => Failure::new(
+                422,
+                format!("the patch also changes {count} other line(s), listed with it; nothing written: to apply it, tick \"apply with its effect(s)\""),
+            ),
+            e => Failure::new(422, e),
+        })?;
     Ok(WriteBack::Applied {
         notice: format!(
             "wrote {model_file}, then generated: {} file(s) written",
@@ -525,7 +540,7 @@ fn apply(cx: &Context<'_>, planned: &Planned, form: &WriteBackForm) -> Result<Wr
 /// with the same all-or-nothing run as a line's.
 fn write_back_file(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, Failure> {
     let project = cx.project;
-    let planned = match plan_target(project, cx.runtime, &form.output) {
+    let planned = match plan_target(project, cx.runtime, &form.output, form.choose) {
         Ok(planned) => planned,
         Err(refusal) => {
             let page = render_page(
@@ -541,6 +556,17 @@ fn write_back_file(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, 
         }
     };
     if form.apply.is_none() {
+        // The other changes that give the edit back, by number: the
+        // viewer's picker, as `--choose N` on the command line.
+        let (chosen, others): (usize, Vec<usize>) = match &planned {
+            Planned::Block(plan) => (
+                plan.chosen,
+                (1..=plan.alternatives.len() + 1)
+                    .filter(|n| *n != plan.chosen)
+                    .collect(),
+            ),
+            Planned::Line(_) => (1, Vec::new()),
+        };
         return render_page(
             cx,
             "write_back_file.html",
@@ -550,6 +576,8 @@ fn write_back_file(cx: &Context<'_>, form: &WriteBackForm) -> Result<WriteBack, 
                 proposal => planned.to_text(&project.root),
                 effects => planned.effects().len(),
                 sweeping => planned.sweeping(),
+                chosen => chosen,
+                others => others,
                 model_file => shown_path(project, planned.model_file()),
                 token => cx.token,
             },

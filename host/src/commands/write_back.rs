@@ -21,6 +21,9 @@ pub(crate) struct Args {
     /// With --apply: apply even though the change creates or removes a whole page, entity or form (said first).
     #[arg(long, requires = "apply")]
     accept_structure: bool,
+    /// Propose the model change of this number among those that give the edit back (listed with the plan, or in the refusal), not the first.
+    #[arg(long, value_name = "N")]
+    choose: Option<usize>,
     #[command(flatten)]
     format: FormatArg,
 }
@@ -33,7 +36,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         args.project.reach(),
         |project, runtime| {
             // A line's edit, or a block added or removed.
-            let plan = plan_target(project, runtime, &args.target)?;
+            let plan = plan_target(project, runtime, &args.target, args.choose)?;
             shown = plan.to_text(&project.root);
             let mut written = Vec::new();
             if args.apply {
@@ -64,7 +67,11 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
                             text.push_str(&format!("wrote {w}\n"));
                         }
                     } else {
-                        text.push_str("nothing written: pass --apply to write the patch\n");
+                        text.push_str(if plan.sweeping().is_some() {
+                            "nothing written: pass --apply --accept-structure to write the patch\n"
+                        } else {
+                            "nothing written: pass --apply to write the patch\n"
+                        });
                     }
                     text
                 },
@@ -108,6 +115,7 @@ fn json(plan: &Planned) -> serde_json::Value {
                 "lines": {"first": plan.lines.0, "count": plan.lines.1},
                 "diff": plan.diff,
                 "effects": plan.effects,
+                "chosen": plan.chosen,
                 "alternatives": plan.alternatives.iter().map(change_json).collect::<Vec<_>>(),
             });
             if let (Some(json), serde_json::Value::Object(change)) = (json.as_object_mut(), change)

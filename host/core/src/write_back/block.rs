@@ -3,6 +3,7 @@
 //! copied from a sibling or an element removed, accepted only when
 //! generating with it gives the edited output back exactly.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -123,8 +124,11 @@ pub struct BlockPlan {
     pub lines: (usize, usize),
     /// The change.
     pub change: BlockChange,
-    /// Other changes that give the edit back too, not proposed: the
-    /// proposed one keeps what the element binds named like it.
+    /// Its number among the changes found (1: the first ranked, proposed
+    /// unless `--choose` names another).
+    pub chosen: usize,
+    /// The other changes that give the edit back too, in the order they
+    /// were found (numbered 1, 2, ... with `chosen` left out).
     pub alternatives: Vec<BlockChange>,
     /// The model file it rewrites.
     pub model_file: PathBuf,
@@ -178,7 +182,7 @@ fn sweeping(
         ),
     };
     // The outputs that come or go.
-    let paths = |g: &Generation| -> std::collections::BTreeSet<String> {
+    let paths = |g: &Generation| -> BTreeSet<String> {
         g.runs
             .iter()
             .flat_map(|r| r.run.outputs.iter().map(|o| o.path.clone()))
@@ -196,7 +200,7 @@ fn sweeping(
         format!(" ({})", files.join(", "))
     };
     Some(format!(
-        "this edit of lines {verb} {what}{files}, and nothing smaller gives it back; to apply it, pass --accept-structure (the viewer asks the same)"
+        "this edit of lines {verb} {what}{files}, and no smaller change that gives it back was found"
     ))
 }
 
@@ -226,11 +230,15 @@ impl BlockPlan {
             self.change.describe()
         ));
         if !self.alternatives.is_empty() {
-            out.push_str("other model changes give this edit back too (not proposed):\n");
-            for other in &self.alternatives {
+            out.push_str(&format!(
+                "other model changes give this edit back too; pass --choose N to propose one of them (this is {}):\n",
+                self.chosen
+            ));
+            for (i, other) in self.alternatives.iter().enumerate() {
+                let number = if i + 1 < self.chosen { i + 1 } else { i + 2 };
                 out.push_str(&format!(
-                    "  - {}",
-                    other.describe().replace("\n  ", "\n    ")
+                    "  {number}. {}",
+                    other.describe().replace("\n  ", "\n     ")
                 ));
             }
         }
@@ -274,7 +282,7 @@ pub fn plan_block_write_back(
 ) -> Result<BlockPlan, WriteBackError> {
     let edited = read_output(project, output)?;
     let now = now(project, runtime, output, &edited)?;
-    plan_block(project, runtime, output, &edited, now)
+    plan_block(project, runtime, output, &edited, now, None)
 }
 
 /// [`plan_block_write_back`], from the project's generation now.
@@ -284,6 +292,7 @@ pub(super) fn plan_block(
     output: &str,
     edited: &str,
     now: Now,
+    choice: Option<usize>,
 ) -> Result<BlockPlan, WriteBackError> {
     let Now {
         rel,
@@ -486,25 +495,45 @@ pub(super) fn plan_block(
             if same_lines(old_lines, new_lines) {
                 let values = model.literal_values();
                 let order = |iri: &str| order_of(&values, iri);
-                'pairs: for (i, a) in candidates.iter().enumerate() {
+                // Two siblings of one list first (the edited lines show
+                // fields: swap two fields), then two of one kind, then any
+                // two: a field's order swapped with an attribute's may
+                // print the same form and reorder the API's records.
+                let containers = |iri: &str| -> BTreeSet<(String, String)> {
+                    model.containers(iri).into_iter().collect()
+                };
+                let mut pairs: Vec<(u8, &String, &String)> = Vec::new();
+                for (i, a) in candidates.iter().enumerate() {
                     for b in &candidates[i + 1..] {
-                        let (Some(oa), Some(ob)) = (order(a), order(b)) else {
-                            continue;
+                        let tier = if !containers(a).is_disjoint(&containers(b)) {
+                            0
+                        } else if model.types_of(a) == model.types_of(b) {
+                            1
+                        } else {
+                            2
                         };
-                        if oa == ob {
-                            continue;
-                        }
-                        let set = |iri: &str, to: i64| Edit::SetValue {
-                            iri: iri.to_owned(),
-                            property: UI_ORDER.to_owned(),
-                            value: to.to_string(),
-                        };
-                        let (after, changed) = run(&[set(a, ob), set(b, oa)])?;
-                        if gives_edit(&after) {
-                            let orders = vec![(a.clone(), oa, ob), (b.clone(), ob, oa)];
-                            found.push((BlockChange::Reordered { orders }, changed, after));
-                            break 'pairs;
-                        }
+                        pairs.push((tier, a, b));
+                    }
+                }
+                // Stable: within a tier, the most local first.
+                pairs.sort_by_key(|(tier, ..)| *tier);
+                for (_, a, b) in pairs {
+                    let (Some(oa), Some(ob)) = (order(a), order(b)) else {
+                        continue;
+                    };
+                    if oa == ob {
+                        continue;
+                    }
+                    let set = |iri: &str, to: i64| Edit::SetValue {
+                        iri: iri.to_owned(),
+                        property: UI_ORDER.to_owned(),
+                        value: to.to_string(),
+                    };
+                    let (after, changed) = run(&[set(a, ob), set(b, oa)])?;
+                    if gives_edit(&after) {
+                        let orders = vec![(a.clone(), oa, ob), (b.clone(), ob, oa)];
+                        found.push((BlockChange::Reordered { orders }, changed, after));
+                        break;
                     }
                 }
             }
@@ -552,7 +581,7 @@ pub(super) fn plan_block(
             )
         }
     };
-    let Some((change, changed, after)) = found.first else {
+    let Some(first) = found.first else {
         return Err(WriteBackError::NoBlockChange {
             output: output.to_owned(),
             what,
@@ -560,7 +589,28 @@ pub(super) fn plan_block(
             refused: refused.into_inner(),
         });
     };
-    let alternatives = found.others;
+    // The change the user chose by its number (1, the first ranked, when
+    // none): the others are listed, numbered as they were found.
+    let count = 1 + found.others.len();
+    let chosen = choice.unwrap_or(1);
+    if chosen == 0 || chosen > count {
+        return Err(WriteBackError::Choice {
+            output: output.to_owned(),
+            choice: chosen,
+            count,
+        });
+    }
+    let mut alternatives: Vec<BlockChange> = found.others.iter().map(|(c, _)| c.clone()).collect();
+    let (change, changed, after) = if chosen == 1 {
+        first
+    } else {
+        let (change, changed) = found.others.remove(chosen - 2);
+        alternatives = std::iter::once(first.0)
+            .chain(found.others.into_iter().map(|(c, _)| c))
+            .collect();
+        let inputs = Inputs::new(changed.clone(), stamp()?);
+        (change, changed, run_with_inputs(project, runtime, &inputs))
+    };
     let (model_file, patched_text, diff) = patch_file(project, &change, &changed)?;
     let effects = effects(&generation, &after, |o, _| o == rel);
     let sweeping = sweeping(model, &change, &generation, &after);
@@ -568,6 +618,7 @@ pub(super) fn plan_block(
         output: rel,
         lines: (prefix + 1, removed.max(added)),
         change,
+        chosen,
         alternatives,
         model_file,
         patched_text,
@@ -584,8 +635,8 @@ pub(super) fn plan_block(
 #[derive(Default)]
 struct Found {
     first: Option<(BlockChange, Arc<Model>, Generation)>,
-    others: Vec<BlockChange>,
-    models: std::collections::BTreeSet<String>,
+    others: Vec<(BlockChange, Arc<Model>)>,
+    models: BTreeSet<String>,
 }
 
 impl Found {
@@ -596,7 +647,7 @@ impl Found {
         if self.first.is_none() {
             self.first = Some((change, changed, after));
         } else {
-            self.others.push(change);
+            self.others.push((change, changed));
         }
     }
 

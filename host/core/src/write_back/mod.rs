@@ -160,9 +160,21 @@ pub enum WriteBackError {
         /// The element.
         element: String,
     },
+    /// `--choose` names no change that gives the edit back.
+    #[error(
+        "{output}: --choose {choice}, but {count} model change(s) give this edit back; choose a number from 1 to {count}"
+    )]
+    Choice {
+        /// The output (with its line, for a line's edit).
+        output: String,
+        /// The number chosen.
+        choice: usize,
+        /// How many there are.
+        count: usize,
+    },
     /// Applying a change that creates or removes a whole page, entity or
     /// form needs its own consent.
-    #[error("{0}")]
+    #[error("{0}; to apply it, pass --accept-structure")]
     Sweeping(String),
     /// Applying needs the effects accepted.
     #[error(
@@ -469,6 +481,7 @@ pub fn plan_target(
     project: &Project,
     runtime: &Runtime,
     target: &str,
+    choice: Option<usize>,
 ) -> Result<Planned, WriteBackError> {
     let (output, line) = parse_target(target);
     let on_disk = read_output(project, output)?;
@@ -483,9 +496,9 @@ pub fn plan_target(
             .nth(1)
             .is_some();
     if line.is_none() && block {
-        block::plan_block(project, runtime, output, &on_disk, now).map(Planned::Block)
+        block::plan_block(project, runtime, output, &on_disk, now, choice).map(Planned::Block)
     } else {
-        plan_line(project, runtime, output, line, &on_disk, now).map(Planned::Line)
+        plan_line(project, runtime, output, line, &on_disk, now, choice).map(Planned::Line)
     }
 }
 
@@ -614,7 +627,7 @@ fn plan_edited(
     on_disk: &str,
 ) -> Result<WriteBackPlan, WriteBackError> {
     let now = now(project, runtime, output, on_disk)?;
-    plan_line(project, runtime, output, line, on_disk, now)
+    plan_line(project, runtime, output, line, on_disk, now, None)
 }
 
 /// [`plan_edited`], from the project's generation now.
@@ -625,6 +638,7 @@ fn plan_line(
     line: Option<usize>,
     on_disk: &str,
     now: Now,
+    choice: Option<usize>,
 ) -> Result<WriteBackPlan, WriteBackError> {
     let Now {
         rel,
@@ -689,34 +703,74 @@ fn plan_line(
         .filter(|(element, _, _)| line_terms.contains(element))
         .collect();
     let (old_line, edited) = (generated_lines[n - 1], edited_lines[n - 1]);
-    let patch =
-        explain(old_line, edited, &candidates).map_err(|why| WriteBackError::Unexplained {
-            output: output.to_owned(),
-            line: n,
-            why,
-        })?;
+    let unexplained = |why| WriteBackError::Unexplained {
+        output: output.to_owned(),
+        line: n,
+        why,
+    };
+    let patches = explanations(old_line, edited, &candidates).map_err(unexplained)?;
 
-    // PutGet: the patched model prints the edit.
-    let patched = inputs
-        .model
-        .edited(&[Edit::SetValue {
-            iri: patch.element.clone(),
-            property: patch.property.clone(),
-            value: patch.new.clone(),
-        }])
-        .map_err(GenerateError::from)?;
-    let stamp = read_stamp(project, Some(&lock), false)?;
-    let again = run_with_inputs(project, runtime, &Inputs::new(Arc::new(patched), stamp));
-    let new_text = generated(&again, &rel).map(|(t, _)| t).unwrap_or_default();
-    let new_lines: Vec<&str> = new_text.split('\n').collect();
-    let got = new_lines.get(n - 1).copied().unwrap_or_default();
-    if got != edited {
-        return Err(WriteBackError::NotReproduced {
-            at: format!("{output}:{n}"),
-            patch: Box::new(patch),
-            got: got.to_owned(),
-        });
+    // PutGet: the patched model prints the edit. Where several values
+    // explain the text, only those that give it back are offered.
+    let stamp = || read_stamp(project, Some(&lock), false);
+    let put_get = |patch: &Patch| -> Result<(Generation, String), WriteBackError> {
+        let patched = inputs
+            .model
+            .edited(&[Edit::SetValue {
+                iri: patch.element.clone(),
+                property: patch.property.clone(),
+                value: patch.new.clone(),
+            }])
+            .map_err(GenerateError::from)?;
+        let again = run_with_inputs(project, runtime, &Inputs::new(Arc::new(patched), stamp()?));
+        let new_text = generated(&again, &rel).map(|(t, _)| t).unwrap_or_default();
+        let got = new_text
+            .split('\n')
+            .nth(n - 1)
+            .unwrap_or_default()
+            .to_owned();
+        Ok((again, got))
+    };
+    let mut tried = Vec::new();
+    for patch in patches {
+        let (again, got) = put_get(&patch)?;
+        tried.push((patch, again, got));
     }
+    let giving: Vec<usize> = (0..tried.len()).filter(|&i| tried[i].2 == edited).collect();
+    let at = match (choice, giving.as_slice()) {
+        (None, []) => {
+            let (patch, _, got) = tried.swap_remove(0);
+            return Err(WriteBackError::NotReproduced {
+                at: format!("{output}:{n}"),
+                patch: Box::new(patch),
+                got,
+            });
+        }
+        (None, [one]) => *one,
+        (None, several) => {
+            return Err(unexplained(Unexplained::Several(
+                several
+                    .iter()
+                    .map(|&i| {
+                        let p = &tried[i].0;
+                        (p.element.clone(), p.property.clone(), p.old.clone())
+                    })
+                    .collect(),
+            )));
+        }
+        (Some(chosen), giving) => match chosen.checked_sub(1).and_then(|i| giving.get(i)) {
+            Some(&i) => i,
+            None => {
+                return Err(WriteBackError::Choice {
+                    output: format!("{output}:{n}"),
+                    choice: chosen,
+                    count: giving.len(),
+                });
+            }
+        },
+    };
+    let (patch, again, _) = tried.swap_remove(at);
+    let new_text = generated(&again, &rel).map(|(t, _)| t).unwrap_or_default();
     let effects = effects(&now, &again, |o, l| o == rel && l == n);
     let output_after =
         (new_text != on_disk).then(|| (new_text.to_owned(), differing.as_slice() == [n]));
@@ -869,12 +923,21 @@ pub enum Unexplained {
         "no model value printed on this line covers the change: edit the model, or the template, by hand"
     )]
     Nothing,
-    /// Several values would explain it.
-    #[error("several model values would explain the edit: {}; edit the one you mean in the model", list(.0))]
+    /// Several values would give the edit back.
+    #[error("several model values would give the edit back: {}; pass --choose N to write back the one you mean (its number), or edit it in the model", numbered(.0))]
     Several(Vec<Literal>),
     /// The change covers parts of several values.
     #[error("the edit spans several model values ({}): change one at a time", list(.0))]
     SpansSeveral(Vec<Literal>),
+}
+
+fn numbered(literals: &[Literal]) -> String {
+    literals
+        .iter()
+        .enumerate()
+        .map(|(i, (e, p, v))| format!("{}. <{e}> <{p}> {v:?}", i + 1))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn list(literals: &[Literal]) -> String {
@@ -896,6 +959,25 @@ pub fn explain(
     edited: &str,
     candidates: &[Literal],
 ) -> Result<Patch, Unexplained> {
+    let mut patches = explanations(generated, edited, candidates)?;
+    if patches.len() == 1 {
+        return Ok(patches.remove(0));
+    }
+    Err(Unexplained::Several(
+        patches
+            .into_iter()
+            .map(|p| (p.element, p.property, p.old))
+            .collect(),
+    ))
+}
+
+/// Every literal among `candidates` whose new value turns `generated`
+/// into `edited` (one or more), in the candidates' order.
+fn explanations(
+    generated: &str,
+    edited: &str,
+    candidates: &[Literal],
+) -> Result<Vec<Patch>, Unexplained> {
     if generated == edited {
         return Err(Unexplained::Unchanged);
     }
@@ -948,15 +1030,9 @@ pub fn explain(
         }
     }
     match patches.len() {
-        1 => Ok(patches.remove(0)),
         0 if touched.len() > 1 => Err(Unexplained::SpansSeveral(touched)),
         0 => Err(Unexplained::Nothing),
-        _ => Err(Unexplained::Several(
-            patches
-                .into_iter()
-                .map(|p| (p.element, p.property, p.old))
-                .collect(),
-        )),
+        _ => Ok(patches),
     }
 }
 
