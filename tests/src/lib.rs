@@ -212,8 +212,9 @@ pub fn chat_with_a_mood_field() -> TempProject {
 pub fn assert_mood_on_the_author_attribute(p: &TempProject) {
     let model = std::fs::read_to_string(p.path().join("model.ttl")).unwrap();
     assert!(
-        model.contains("<https://example.org/chat#author_field_2>")
-            && !model.contains("<https://example.org/chat#author_2>"),
+        model.contains("chat:mood_field a ui:Field ;")
+            && model.contains("    ui:binds chat:author ;")
+            && !model.contains("a ui:Attribute ;\n    rdfs:label \"Author\" ;\n    ui:datatype xsd:string ;\n    ui:name \"mood\""),
         "{model}"
     );
 }

@@ -346,13 +346,7 @@ impl Model {
     /// The triples of `subjects` (in that order) as Turtle, with the
     /// model's prefixes: what a prompt shows of the model.
     pub fn turtle_of(&self, subjects: &[String]) -> String {
-        let mut serializer = RdfSerializer::from_format(RdfFormat::Turtle);
-        for (name, iri) in self.prefixes() {
-            if let Ok(with) = serializer.clone().with_prefix(name, iri) {
-                serializer = with;
-            }
-        }
-        let mut writer = serializer.for_writer(Vec::new());
+        let mut quads = Vec::new();
         for subject in subjects {
             let Ok(node) = NamedNode::new(subject) else {
                 continue;
@@ -370,16 +364,86 @@ impl Model {
                     q.object.to_string(),
                 )
             });
-            for quad in &triples {
-                // Writing to memory fails only on a bad term, never here.
-                let _ = writer.serialize_triple(quad.as_ref());
+            quads.extend(triples);
+        }
+        turtle(self.prefixes(), &quads)
+    }
+
+    /// The triples of the new elements `iris` (in that order), then those
+    /// of other elements that point at them, as Turtle statements with
+    /// `prefixes` (a model file's own, declared there already): what
+    /// write-back appends to that file for a copy. `None` when one of them
+    /// has a blank node among its values, or a blank node points at it.
+    pub fn turtle_about(
+        &self,
+        iris: &[String],
+        prefixes: &std::collections::BTreeMap<String, String>,
+    ) -> Option<String> {
+        let mut own = Vec::new();
+        let mut pointing = Vec::new();
+        for iri in iris {
+            let node = NamedNode::new(iri.as_str()).ok()?;
+            let mut triples: Vec<Quad> = self
+                .store()
+                .quads_for_pattern(Some(node.as_ref().into()), None, None, None)
+                .filter_map(Result::ok)
+                .collect();
+            if triples
+                .iter()
+                .any(|q| matches!(q.object, Term::BlankNode(_)))
+            {
+                return None;
+            }
+            triples.sort_by_key(|q| {
+                (
+                    q.predicate.as_ref() != rdf::TYPE,
+                    q.predicate.to_string(),
+                    q.object.to_string(),
+                )
+            });
+            own.extend(triples);
+            for quad in self
+                .store()
+                .quads_for_pattern(None, None, Some(node.as_ref().into()), None)
+                .filter_map(Result::ok)
+            {
+                match &quad.subject {
+                    Subject::NamedNode(s) if iris.iter().any(|i| i == s.as_str()) => {}
+                    Subject::NamedNode(_) => pointing.push(quad),
+                    _ => return None,
+                }
             }
         }
-        // Indented with spaces, not the serializer's tabs: a prompt is
-        // printed, and seams escapes every control character it prints.
-        writer
-            .finish()
-            .map(|bytes| String::from_utf8_lossy(&bytes).replace('\t', "    "))
-            .unwrap_or_default()
+        pointing.sort_by_key(|q| (q.subject.to_string(), q.predicate.to_string()));
+        own.extend(pointing);
+        let text = turtle(prefixes, &own);
+        // The file declares its prefixes already.
+        Some(
+            text.lines()
+                .filter(|l| !l.starts_with("@prefix "))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+        )
     }
+}
+
+/// `quads` (their triples) as Turtle with `prefixes`, indented with
+/// spaces, not the serializer's tabs: a prompt is printed, and seams
+/// escapes every control character it prints.
+fn turtle(prefixes: &std::collections::BTreeMap<String, String>, quads: &[Quad]) -> String {
+    let mut serializer = RdfSerializer::from_format(RdfFormat::Turtle);
+    for (name, iri) in prefixes {
+        if let Ok(with) = serializer.clone().with_prefix(name, iri) {
+            serializer = with;
+        }
+    }
+    let mut writer = serializer.for_writer(Vec::new());
+    for quad in quads {
+        // Writing to memory fails only on a bad term, never here.
+        let _ = writer.serialize_triple(quad.as_ref());
+    }
+    writer
+        .finish()
+        .map(|bytes| String::from_utf8_lossy(&bytes).replace('\t', "    "))
+        .unwrap_or_default()
 }

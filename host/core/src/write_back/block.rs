@@ -432,15 +432,24 @@ pub(super) fn plan_block(
                 // With an attribute of its own first, then binding the
                 // sibling's; each with the IRI the lines name, then a
                 // fresh one (the IRI may order the copy elsewhere).
+                // A fresh IRI only where no named one gave the edit back:
+                // the same change under other IRIs is no alternative.
+                let mut named_given: Vec<bool> = Vec::new();
                 for (with_bound, named_iri) in
                     [(true, true), (true, false), (false, true), (false, false)]
                 {
+                    if !named_iri && named_given.contains(&with_bound) {
+                        continue;
+                    }
                     let Some(edit) = copy.solved(model, &solved, with_bound, named_iri) else {
                         continue;
                     };
                     let (after, changed) = run(std::slice::from_ref(&edit))?;
                     if gives_edit(&after) {
                         found.push((copy.change(&edit, Vec::new()), changed, after));
+                        if named_iri {
+                            named_given.push(with_bound);
+                        }
                         continue;
                     }
                     // The edit's lines in another order: the copy sits
@@ -468,6 +477,9 @@ pub(super) fn plan_block(
                         let (after, changed) = run(&edits)?;
                         if gives_edit(&after) {
                             found.push((copy.change(&placed, shifts), changed, after));
+                            if named_iri {
+                                named_given.push(with_bound);
+                            }
                             break;
                         }
                     }
@@ -669,6 +681,16 @@ fn fresh_iri(model: &Model, sibling: &str) -> String {
     }
 }
 
+/// `text` as an IRI's local name is written: its runs of letters and
+/// digits, lower-cased, joined by `_` ("Your name" reads `your_name`).
+fn snake(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
 /// A copy of a sibling element being planned: the elements copied with
 /// their new IRIs, the values the user changed, each solved for through a
 /// marker, and the values of what the sibling binds.
@@ -710,6 +732,7 @@ fn marker(i: usize, old: &str) -> String {
 
 const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
 const UI_ORDER: &str = "https://w3id.org/seams/ui#order";
+const UI_NAME: &str = "https://w3id.org/seams/ui#name";
 
 /// `iri`'s `ui:order` among a model's literal values.
 fn order_of(values: &[(String, String, String)], iri: &str) -> Option<i64> {
@@ -989,15 +1012,43 @@ impl Copied {
                 (seams_model::is_iri(&iri) && !model.mentions(&iri)).then_some(iri)
             });
         let mut iris = self.iris[..self.owned].to_vec();
-        if let Some(iri) = iri {
-            iris[0].1 = iri;
-        }
         iris.extend(
             self.iris[self.owned..]
                 .iter()
                 .filter(|(old, _)| values.iter().any(|(e, _, _, _)| e == old))
                 .cloned(),
         );
+        if named_iri {
+            // Each copy named after its new value where its original is
+            // named after the old one (`author_field` with the name
+            // "author" becomes `mood_field` with "mood"), not `_2`.
+            let mut taken: Vec<String> = Vec::new();
+            for (old, new) in &mut iris {
+                let renamed = [UI_NAME, RDFS_LABEL].iter().find_map(|property| {
+                    let (_, _, was, now) = values
+                        .iter()
+                        .find(|(e, p, _, _)| e == old && p == property)?;
+                    let (was, now) = (snake(was), snake(now));
+                    let at = old.rfind(['#', '/']).map_or(0, |i| i + 1);
+                    let (namespace, local) = old.split_at(at);
+                    let iri = format!("{namespace}{}", local.replacen(&was, &now, 1));
+                    (!was.is_empty()
+                        && !now.is_empty()
+                        && local.contains(&was)
+                        && seams_model::is_iri(&iri)
+                        && !model.mentions(&iri)
+                        && !taken.contains(&iri))
+                    .then_some(iri)
+                });
+                if let Some(iri) = renamed {
+                    taken.push(iri.clone());
+                    *new = iri;
+                }
+            }
+        }
+        if let Some(iri) = iri {
+            iris[0].1 = iri;
+        }
         Some(Edit::Clone {
             iris,
             values: values
@@ -1180,23 +1231,6 @@ fn patch_file(
                 .ok_or_else(|| WriteBackError::BlockUnwritable {
                     element: sibling.clone(),
                 })?;
-            // Each new element's triples, and those pointing at it; a
-            // triple between two of them once.
-            let mut triples = String::new();
-            for new in std::iter::once(element).chain(copies.iter().map(|(_, c)| c)) {
-                let about =
-                    changed
-                        .ntriples_about(new)
-                        .ok_or_else(|| WriteBackError::BlockUnwritable {
-                            element: sibling.clone(),
-                        })?;
-                for line in about.lines() {
-                    if !triples.lines().any(|l| l == line) {
-                        triples.push_str(line);
-                        triples.push('\n');
-                    }
-                }
-            }
             let mut patched = text.clone();
             if !patched.is_empty() && !patched.ends_with('\n') {
                 patched.push('\n');
@@ -1205,9 +1239,48 @@ fn patch_file(
                 patched = rewrite_integer(&patched, shifted, UI_ORDER, *old, *new)
                     .map_err(|why| unwritable(file, why))?;
             }
-            patched.push_str(&format!(
-                "\n# Added by seams write-back: a copy of <{sibling}>.\n{triples}"
-            ));
+            // The new elements as the file writes its own: Turtle with its
+            // prefixes, each new element a statement, then the lists it
+            // joins; N-Triples only if that does not read back as the
+            // changed model.
+            let news: Vec<String> = std::iter::once(element.clone())
+                .chain(copies.iter().map(|(_, c)| c.clone()))
+                .collect();
+            let own_prefixes = Model::parse(&file.display().to_string(), text)
+                .map(|m| m.prefixes().clone())
+                .unwrap_or_default();
+            let head = format!(
+                "\n# Added by seams write-back: a copy of {}.\n",
+                changed.compact(sibling)
+            );
+            let turtle = changed
+                .turtle_about(&news, &own_prefixes)
+                .map(|t| format!("{patched}{head}{t}"))
+                .filter(|t| reads_as(&texts, file, t, changed));
+            let patched = match turtle {
+                Some(turtle) => turtle,
+                None => {
+                    // Each new element's triples, and those pointing at it;
+                    // a triple between two of them once.
+                    let mut triples = String::new();
+                    for new in &news {
+                        let about = changed.ntriples_about(new).ok_or_else(|| {
+                            WriteBackError::BlockUnwritable {
+                                element: sibling.clone(),
+                            }
+                        })?;
+                        for line in about.lines() {
+                            if !triples.lines().any(|l| l == line) {
+                                triples.push_str(line);
+                                triples.push('\n');
+                            }
+                        }
+                    }
+                    format!(
+                        "{patched}\n# Added by seams write-back: a copy of <{sibling}>.\n{triples}"
+                    )
+                }
+            };
             (file.clone(), patched)
         }
     };
@@ -1218,20 +1291,25 @@ fn patch_file(
         .unwrap_or_default();
     // The text must say exactly the changed model: a parse of every file,
     // the patched one in its place, has the changed model's hash.
-    let files: Vec<(PathBuf, Vec<u8>)> = texts
-        .into_iter()
-        .map(|(f, t)| {
-            let bytes = if f == file { patched.clone() } else { t };
-            (f, bytes.into_bytes())
-        })
-        .collect();
-    let reparsed = Model::from_files(&files).map_err(GenerateError::from)?;
-    if reparsed.hash() != changed.hash() {
+    if !reads_as(&texts, &file, &patched, changed) {
         return Err(WriteBackError::BlockUnwritable {
             element: change.element().to_owned(),
         });
     }
     Ok((file, patched, diff))
+}
+
+/// Whether the model files `texts`, with `file`'s text `patched`, parse
+/// to exactly `changed` (its hash).
+fn reads_as(texts: &[(PathBuf, String)], file: &PathBuf, patched: &str, changed: &Model) -> bool {
+    let files: Vec<(PathBuf, Vec<u8>)> = texts
+        .iter()
+        .map(|(f, t)| {
+            let bytes = if f == file { patched } else { t.as_str() };
+            (f.clone(), bytes.as_bytes().to_vec())
+        })
+        .collect();
+    Model::from_files(&files).is_ok_and(|reparsed| reparsed.hash() == changed.hash())
 }
 
 /// The one model file that writes every value of `changes`, with each
