@@ -7,7 +7,7 @@
 //! whose seal does not match is refused before anything in it is used.
 
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The key file's name in the state directory.
@@ -72,17 +72,9 @@ impl SealKey {
             path: path.clone(),
             message,
         };
-        if !dir.exists() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| error(format!("cannot make its directory: {e}")))?;
-        }
-        let meta = std::fs::symlink_metadata(dir).map_err(|e| error(e.to_string()))?;
-        if !meta.is_dir() || !seams_runtime::private(&meta) {
+        if seams_runtime::private_dir(dir).is_none() {
             return Err(error(format!(
-                "its directory {} is not private (a directory of yours that nobody else may write); fix its owner and mode (chmod 700)",
+                "its directory {} cannot be made, or is not private (a directory of yours that nobody else may write); fix its owner and mode (chmod 700)",
                 dir.display()
             )));
         }
