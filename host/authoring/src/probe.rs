@@ -48,7 +48,7 @@ mod shown;
 #[cfg(any(test, fuzzing, feature = "soundness"))]
 pub mod soundness;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use seams_model::{Edit, Model};
@@ -687,9 +687,8 @@ pub fn plan(model: &Model, base: &Snapshot, reference: &str) -> Vec<Probe> {
         let kept = printed
             .iter()
             .rev()
-            .map(|s| Around::of(model, s))
-            .find(|a| !marked(&a.group[0]) && !a.empties_list);
-        let removed = kept.unwrap_or_else(|| Around::of(model, plain.unwrap_or(last)));
+            .find(|s| !marked(s) && !empties_a_list(model, s));
+        let removed = Around::of(model, kept.copied().or(plain).unwrap_or(last));
         let shown = model.compact(class);
         // The clone joins only lists; a link from outside through any
         // other property (a form's one entity) reaches the original alone.
@@ -774,9 +773,18 @@ struct Around {
     /// Whether removing the group leaves a list, a page or a form with
     /// none of what it held (it may print a placeholder instead).
     emptied: bool,
-    /// Whether removing it leaves one of its lists empty (an entity with
-    /// no attribute), which a generator may refuse.
-    empties_list: bool,
+}
+
+/// Whether removing `element` with what it owns leaves one of its lists
+/// empty (an entity with no attribute), which a generator may refuse.
+fn empties_a_list(model: &Model, element: &str) -> bool {
+    let children = model.children(element);
+    model.containers(element).iter().any(|(s, p)| {
+        model
+            .objects(s, p)
+            .iter()
+            .all(|o| o == element || children.contains(o))
+    })
 }
 
 impl Around {
@@ -800,15 +808,11 @@ impl Around {
                 !group.contains(s) && model.objects(s, p).iter().all(|o| group.contains(o))
             })
         });
-        let empties_list = containers
-            .iter()
-            .any(|(s, p)| model.objects(s, p).iter().all(|o| group.contains(o)));
         Around {
             group,
             containers,
             linked,
             emptied,
-            empties_list,
         }
     }
 }
@@ -839,14 +843,15 @@ fn clone_of(
         })
         .collect();
     let all = model.literal_values();
+    let values: HashSet<(&str, &str, &str)> = all
+        .iter()
+        .map(|(e, p, v)| (e.as_str(), p.as_str(), v.as_str()))
+        .collect();
     // Whether another member of `element`'s lists has `value` too.
     let shared_in_list = |element: &str, property: &str, value: &str| {
         model.containers(element).iter().any(|(c, p)| {
             model.objects(c, p).iter().any(|other| {
-                other != element
-                    && all
-                        .iter()
-                        .any(|(e, q, v)| e == other && q == property && v == value)
+                other != element && values.contains(&(other.as_str(), property, value))
             })
         })
     };
