@@ -1159,7 +1159,7 @@ mod tests {
             Unexplained::Several(vec![lit("urn:a", "urn:p", "X"), lit("urn:b", "urn:p", "X")])
                 .to_string();
         assert!(
-            text.contains("<urn:a> <urn:p> \"X\", <urn:b> <urn:p> \"X\""),
+            text.contains("1. <urn:a> <urn:p> \"X\", 2. <urn:b> <urn:p> \"X\"; pass --choose N"),
             "{text}"
         );
     }
