@@ -731,10 +731,12 @@ fn plan_line(
             .to_owned();
         Ok((again, got))
     };
+    // A generation is kept only for a value that gives the line back: a
+    // large project's is hundreds of MB.
     let mut tried = Vec::new();
     for patch in patches {
         let (again, got) = put_get(&patch)?;
-        tried.push((patch, again, got));
+        tried.push((patch, (got == edited).then_some(again), got));
     }
     let giving: Vec<usize> = (0..tried.len()).filter(|&i| tried[i].2 == edited).collect();
     let at = match (choice, giving.as_slice()) {
@@ -769,7 +771,14 @@ fn plan_line(
             }
         },
     };
-    let (patch, again, _) = tried.swap_remove(at);
+    let (patch, again, got) = tried.swap_remove(at);
+    let Some(again) = again else {
+        return Err(WriteBackError::NotReproduced {
+            at: format!("{output}:{n}"),
+            patch: Box::new(patch),
+            got,
+        });
+    };
     let new_text = generated(&again, &rel).map(|(t, _)| t).unwrap_or_default();
     let effects = effects(&now, &again, |o, l| o == rel && l == n);
     let output_after =
