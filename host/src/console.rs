@@ -121,7 +121,7 @@ impl Console {
 
     /// Where long work reports its progress: a bar on a terminal, nothing
     /// otherwise (and nothing with `-q`).
-    pub fn progress(&self) -> Box<dyn Progress> {
+    pub fn progress(&self) -> Box<dyn Progress + Send> {
         if self.progress {
             Box::new(TerminalProgress::default())
         } else {

@@ -190,21 +190,32 @@ pub(crate) fn registry(project_root: &Path) -> Registry {
     Registry::new(Settings::from_env(blob_cache_dir(project_root)))
 }
 
-/// What the command line adds to a loaded project: the registry client and
-/// the shared build directory.
-pub(crate) fn prepare(project: &mut Project) {
+/// What the command line adds to a loaded project: the registry client,
+/// the shared build directory and, with the authoring tools, what builds
+/// its `package` generators (reporting to `progress`).
+pub(crate) fn prepare(project: &mut Project, progress: Box<dyn seams_core::Progress + Send>) {
     project.registry = Some(registry(&project.root));
     project.build_dir = build_dir();
+    #[cfg(feature = "authoring")]
+    {
+        project.packages = Some(std::sync::Arc::new(seams_authoring::ProjectPackages::new(
+            progress,
+        )));
+    }
+    #[cfg(not(feature = "authoring"))]
+    drop(progress);
 }
 
-/// Loads the project and the runtime and runs `command`.
+/// Loads the project and the runtime and runs `command`; a package the
+/// project builds shows its progress on `console`.
 pub(crate) fn in_project<T>(
     dir: &Path,
     reach: Reach,
+    console: &Console,
     command: impl FnOnce(&Project, &Runtime) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let mut project = Project::load_reaching(dir, reach).map_err(GenerateError::from)?;
-    prepare(&mut project);
+    prepare(&mut project, console.progress());
     let runtime = Runtime::with_stack(cache_dir(), project.limits.stack_bytes)?;
     command(&project, &runtime)
 }

@@ -118,7 +118,7 @@ fn new_generator_in(
 }
 
 #[test]
-fn the_python_and_js_scaffolds_pass_their_test_as_written_and_a_broken_one_names_its_file() {
+fn the_python_js_and_ts_scaffolds_pass_their_test_as_written_and_a_broken_one_names_its_file() {
     let p = project();
     for (language, entry, extract, module) in [
         (
@@ -128,6 +128,7 @@ fn the_python_and_js_scaffolds_pass_their_test_as_written_and_a_broken_one_names
             "seams_sdk/__init__.py",
         ),
         ("js", "generator.js", "extract.js", "seams-sdk/index.js"),
+        ("ts", "generator.ts", "extract.ts", "seams-sdk/index.d.ts"),
     ] {
         let dir = new_generator_in(
             &p,
@@ -178,6 +179,44 @@ fn the_python_and_js_scaffolds_pass_their_test_as_written_and_a_broken_one_names
             "{language}: not rebuilt though changed"
         );
 
+        if language == "ts" {
+            // A type error the SDK's declarations catch: the build stops
+            // before componentize-js, naming the file, line and type.
+            let path = dir.join(extract);
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replace("model.hash()", "model.hash(1)")).unwrap();
+            let run = test_generator(&p, &dir);
+            assert_eq!(run.code, 1, "{run:?}");
+            assert!(run.stderr.contains("extract.ts("), "{}", run.stderr);
+            assert!(
+                run.stderr.contains("Expected 0 arguments"),
+                "{}",
+                run.stderr
+            );
+            assert!(!run.stderr.contains("/packages/"), "{}", run.stderr);
+            std::fs::write(&path, &text).unwrap();
+            // The package's tsconfig.json cannot turn the checks off.
+            std::fs::write(
+                dir.join("tsconfig.json"),
+                "{\"compilerOptions\": {\"strict\": false, \"noEmitOnError\": false}}",
+            )
+            .unwrap();
+            std::fs::write(
+                &path,
+                text.replace(
+                    "export function extract(model: seams.Model)",
+                    "export function extract(model)",
+                ),
+            )
+            .unwrap();
+            let run = test_generator(&p, &dir);
+            assert_eq!(run.code, 1, "{run:?}");
+            assert!(
+                run.stderr.contains("implicitly has an 'any' type"),
+                "{}",
+                run.stderr
+            );
+        }
         // A syntax error in the extract step: the build fails, naming the
         // package's file (not the build's copy of it).
         std::fs::write(dir.join(extract), "this is not ( code\n").unwrap();
@@ -492,6 +531,35 @@ fn the_guides_worked_example_passes() {
         "{}",
         run.stdout
     );
+
+    // The package goes into the project and generates with it.
+    let use_it = blocks
+        .iter()
+        .find(|b| b.language == "sh" && b.text.contains("seams add"))
+        .unwrap();
+    for line in commands(use_it) {
+        if let Some(paths) = line.strip_prefix("mv ") {
+            let [from, to] = paths.split_whitespace().collect::<Vec<_>>()[..] else {
+                panic!("{line}");
+            };
+            let from = work.path().join(from);
+            std::fs::rename(&from, work.path().join(to).join(from.file_name().unwrap())).unwrap();
+            continue;
+        }
+        let run = run_command(line, work.path());
+        assert_eq!(run.code, 0, "{line}: {run:?}");
+    }
+    let chat = work.path().join("examples/chat");
+    assert_eq!(
+        std::fs::read_to_string(chat.join("out/title.html")).unwrap(),
+        "<header>\n  <h1>Chat</h1>\n</header>\n"
+    );
+    assert!(chat.join("out/title.html.trace.json").is_file());
+    assert!(
+        std::fs::read_to_string(chat.join("seams.lock"))
+            .unwrap()
+            .contains("\"package:seams-chat-title\"")
+    );
 }
 
 #[test]
@@ -615,4 +683,154 @@ fn a_builtin_passes_test_generator_with_its_goldens_for_a_project() {
         "{}",
         run.stdout
     );
+}
+
+/// The component kept from the last build of the `language` package
+/// `name` in the shared build directory, and when it was written.
+fn kept_component(language: &str, name: &str) -> std::time::SystemTime {
+    let path = seams::cli::build_dir()
+        .unwrap()
+        .join("packages")
+        .join(language)
+        .join(format!("{name}.wasm"));
+    std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The component sha256 the project's lock pins for `source`.
+fn locked_component(p: &TempProject, source: &str) -> String {
+    let lock: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("seams.lock")).unwrap())
+            .unwrap();
+    lock["generators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["source"] == source)
+        .unwrap_or_else(|| panic!("the lock pins no {source}: {lock}"))["component_sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A package in the project is a generator source: `seams add ./DIR`
+/// names it in seams.toml, `seams generate` builds it (in the sandbox) and
+/// runs it, the lock pins its component; an unchanged package is not
+/// built again, a changed one is, on the next generate.
+#[test]
+fn a_package_in_the_project_is_added_built_by_generate_and_rebuilt_only_when_changed() {
+    let p = project();
+    let project_dir = p.path().to_str().unwrap();
+    let languages = ["rust", "python", "js", "ts"];
+    for language in languages {
+        let name = format!("site-{language}");
+        let dir = new_generator_in(
+            &p,
+            language,
+            &name,
+            &format!("{name}.md"),
+            "# Site map\n\n- Home\n",
+        );
+        let run = seams(&["add", dir.to_str().unwrap(), "--project", project_dir]);
+        assert_eq!(run.code, 0, "{language}: {run:?}");
+        assert!(
+            run.stdout
+                .contains(&format!("added {name} 0.1.0 (package:seams-{name})")),
+            "{language}: {}",
+            run.stdout
+        );
+        let manifest = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+        assert!(
+            manifest.contains(&format!("[[generator]]\npackage = \"seams-{name}\"\n")),
+            "{manifest}"
+        );
+        // Named once only.
+        let again = seams(&["add", dir.to_str().unwrap(), "--project", project_dir]);
+        assert_eq!(again.code, 1, "{again:?}");
+        assert!(
+            again.stderr.contains(&format!(
+                "already has [[generator]] package = \"seams-{name}\""
+            )),
+            "{}",
+            again.stderr
+        );
+    }
+    // What cannot be a project's package is refused, seams.toml untouched.
+    let manifest = std::fs::read_to_string(p.path().join("seams.toml")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir(p.path().join("notes")).unwrap();
+    for (dir, says) in [
+        (elsewhere.path().to_owned(), "is outside the project"),
+        (p.path().join("out"), "is inside out, which seams writes"),
+        (p.path().join("notes"), "is not a generator package"),
+    ] {
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = seams(&["add", dir.to_str().unwrap(), "--project", project_dir]);
+        assert_eq!(run.code, 1, "{}: {run:?}", dir.display());
+        assert!(
+            run.stderr.contains(says),
+            "{}: {}",
+            dir.display(),
+            run.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("seams.toml")).unwrap(),
+        manifest
+    );
+
+    let run = seams(&["generate", "--project", project_dir]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let pinned: Vec<String> = languages
+        .iter()
+        .map(|language| {
+            let name = format!("site-{language}");
+            assert_eq!(
+                std::fs::read_to_string(p.path().join(format!("out/{name}.md"))).unwrap(),
+                "# Site map\n\n- Home\n"
+            );
+            locked_component(&p, &format!("package:seams-{name}"))
+        })
+        .collect();
+    let built: Vec<_> = languages
+        .iter()
+        .map(|language| kept_component(language, &format!("site-{language}")))
+        .collect();
+    assert_eq!(seams(&["check", "--project", project_dir]).code, 0);
+
+    // Unchanged: nothing is built, nothing written.
+    let run = seams(&["generate", "--project", project_dir]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for (i, language) in languages.iter().enumerate() {
+        let name = format!("site-{language}");
+        assert_eq!(kept_component(language, &name), built[i], "{language}");
+        assert_eq!(
+            locked_component(&p, &format!("package:seams-{name}")),
+            pinned[i]
+        );
+    }
+
+    // One package's template changed: that package alone is built again,
+    // and its output follows.
+    let template = p.path().join("seams-site-python/templates/site-python.md");
+    let text = std::fs::read_to_string(&template).unwrap();
+    std::fs::write(&template, text.replace("- Home", "- Home\n- About")).unwrap();
+    let run = seams(&["generate", "--project", project_dir]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("out/site-python.md")).unwrap(),
+        "# Site map\n\n- Home\n- About\n"
+    );
+    for (i, language) in languages.iter().enumerate() {
+        let name = format!("site-{language}");
+        let rebuilt = kept_component(language, &name) != built[i];
+        assert_eq!(rebuilt, *language == "python", "{language}");
+        assert_eq!(
+            locked_component(&p, &format!("package:seams-{name}")) != pinned[i],
+            *language == "python",
+            "{language}"
+        );
+    }
+    assert_eq!(seams(&["check", "--project", project_dir]).code, 0);
 }

@@ -7,6 +7,7 @@
 
 mod cargo;
 mod componentize;
+mod kept;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -168,7 +169,7 @@ fn build_in(
         [] => {
             return Err(BuildError::Package {
                 path: dir.to_owned(),
-                message: "is not a generator package: it has no Cargo.toml (Rust), pyproject.toml (Python) or package.json (JavaScript)".into(),
+                message: "is not a generator package: it has no Cargo.toml (Rust), pyproject.toml (Python) or package.json (JavaScript; TypeScript with a tsconfig.json)".into(),
             });
         }
         several => {
@@ -201,10 +202,96 @@ fn build_in(
         }
     }
     match language {
-        Language::Rust => cargo::build(dir, &name, &target, env, progress),
-        Language::Python | Language::Js => {
+        Language::Rust => rust_build(dir, &name, &target, env, progress),
+        Language::Python | Language::Js | Language::Ts => {
             componentize::build(dir, language, &manifest, &name, &target, env, progress)
         }
+    }
+}
+
+/// [`cargo::build`], unless the package's inputs (its files, with the
+/// SDK it vendors, and this seams's version) are those of the component
+/// kept from its last build in `target`.
+fn rust_build(
+    dir: &Path,
+    name: &str,
+    target: &Path,
+    env: BuildEnv,
+    progress: &dyn Progress,
+) -> Result<Built, BuildError> {
+    let failed = |e: std::io::Error| BuildError::Failed {
+        dir: dir.to_owned(),
+        output: format!("cannot read the package's files: {e}"),
+    };
+    let version = concat!("seams ", env!("CARGO_PKG_VERSION"));
+    let digest = || kept::inputs_digest(dir, &[version]).map_err(failed);
+    let kept = kept::Kept::at(&target.join("packages").join("rust"), name);
+    let inputs = digest()?;
+    if let Some(built) = kept.get(&inputs) {
+        return Ok(built);
+    }
+    kept.forget();
+    // The first build writes the package's Cargo.lock, an input from then on.
+    let locked = dir.join("Cargo.lock").exists();
+    let built = cargo::build(dir, name, target, env, progress)?;
+    let inputs = if locked { inputs } else { digest()? };
+    kept.keep(&inputs, &built.bytes)
+        .map_err(|e| BuildError::Failed {
+            dir: dir.to_owned(),
+            output: format!("cannot keep the component in {}: {e}", target.display()),
+        })?;
+    Ok(built)
+}
+
+/// Builds the `package` generators a project names, for
+/// [`seams_core::Project::packages`]: in the project's build directory
+/// ([`build`]), in the operating system's sandbox and within `[propose]`'s
+/// build bounds (a cloned project's package is code nobody reviewed, and
+/// `seams generate` runs no code outside a sandbox), and only when the
+/// package's inputs changed since its last build there.
+pub struct ProjectPackages {
+    progress: Box<dyn Progress + Send>,
+}
+
+impl ProjectPackages {
+    /// A builder that reports each build to `progress`.
+    pub fn new(progress: Box<dyn Progress + Send>) -> ProjectPackages {
+        ProjectPackages { progress }
+    }
+}
+
+impl std::fmt::Debug for ProjectPackages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectPackages").finish_non_exhaustive()
+    }
+}
+
+impl seams_core::PackageBuilder for ProjectPackages {
+    fn build(&self, project: &Project, dir: &Path) -> Result<Vec<u8>, String> {
+        let env = BuildEnv::Cleared(build_bounds(&project.propose));
+        build(dir, project, env, self.progress.as_ref())
+            .map(|built| built.bytes)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// What a build of code nobody reviewed may spend (a draft, a cloned
+/// project's package): its macros and constants run at compile time (a
+/// constant of a terabyte, a type that takes rustc hours).
+pub(crate) fn build_bounds(propose: &seams_core::Propose) -> Bounds {
+    Bounds {
+        time: Some(std::time::Duration::from_secs(
+            propose
+                .build_timeout
+                .unwrap_or(crate::draft::DEFAULT_BUILD_TIMEOUT),
+        )),
+        memory: Some(
+            propose
+                .build_memory_mib
+                .unwrap_or(crate::draft::DEFAULT_BUILD_MEMORY_MIB)
+                .saturating_mul(1 << 20),
+        ),
+        counted: crate::child::Counted::AddressSpace,
     }
 }
 
@@ -241,7 +328,9 @@ impl Manifest {
             Language::Rust | Language::Python => {
                 toml::from_str(&text).map_err(|e| refuse(e.message().to_owned()))?
             }
-            Language::Js => serde_json::from_str(&text).map_err(|e| refuse(e.to_string()))?,
+            Language::Js | Language::Ts => {
+                serde_json::from_str(&text).map_err(|e| refuse(e.to_string()))?
+            }
         };
         Ok(Manifest { path, value })
     }
@@ -265,7 +354,7 @@ impl Manifest {
         let (pointer, shown) = match language {
             Language::Rust => ("/package/name", "[package] name"),
             Language::Python => ("/project/name", "[project] name"),
-            Language::Js => ("/name", "\"name\""),
+            Language::Js | Language::Ts => ("/name", "\"name\""),
         };
         let name = self
             .text(pointer)

@@ -20,7 +20,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::build::{BuildEnv, BuildError};
-use crate::child::Bounds;
 use crate::golden::{SuiteError, test_built_in};
 use crate::language::Language;
 use crate::prompt::{REPAIR_PROMPT, TooLarge, build_prompt, fence, prompt_template};
@@ -46,23 +45,6 @@ pub const DEFAULT_BUILD_TIMEOUT: u64 = 600;
 /// MiB of address space each process of a draft's build may map when
 /// `[propose] build_memory_mib` does not say.
 pub const DEFAULT_BUILD_MEMORY_MIB: u64 = 8192;
-
-/// What a draft's build may spend: code nobody reviewed runs at compile
-/// time (a constant of a terabyte, a type that takes rustc hours).
-fn build_bounds(propose: &seams_core::Propose) -> Bounds {
-    Bounds {
-        time: Some(Duration::from_secs(
-            propose.build_timeout.unwrap_or(DEFAULT_BUILD_TIMEOUT),
-        )),
-        memory: Some(
-            propose
-                .build_memory_mib
-                .unwrap_or(DEFAULT_BUILD_MEMORY_MIB)
-                .saturating_mul(1 << 20),
-        ),
-        counted: crate::child::Counted::AddressSpace,
-    }
-}
 
 /// The most bytes of a previous answer a repair prompt carries back.
 const ANSWER_IN_REPAIR: usize = 32 * 1024;
@@ -128,7 +110,7 @@ pub struct DraftRequest {
     /// The LLM model: SEAMS_LLM_MODEL for a command, the API's model (else model in the propose table).
     #[arg(long = "llm-model", value_name = "M")]
     pub llm_model: Option<String>,
-    /// The language the extract step is asked in: rust, python or js.
+    /// The language the extract step is asked in: rust, python or js (not ts).
     #[arg(long, value_enum, default_value_t = Language::Rust)]
     pub language: Language,
     /// The package directory (default: seams-NAME).
@@ -535,7 +517,7 @@ fn accept(
         None,
         project,
         runtime,
-        BuildEnv::Cleared(build_bounds(&project.propose)),
+        BuildEnv::Cleared(crate::build::build_bounds(&project.propose)),
         true,
         progress,
     );
@@ -651,6 +633,13 @@ struct Inputs {
 }
 
 fn inputs(project: &Project, request: &DraftRequest) -> Result<Inputs, DraftError> {
+    if request.language == Language::Ts {
+        // A draft's extract step is checked, before it builds, by rules
+        // written for Rust, Python and JavaScript syntax.
+        return Err(DraftError::BadProvider(
+            "draft-generator writes Rust, Python or JavaScript, not TypeScript: draft with --language js, then turn the package into TypeScript (seams new-generator --language ts shows the files)".into(),
+        ));
+    }
     check_name(&request.name)?;
     let reference = read_reference(&request.reference)?;
     let dir = request

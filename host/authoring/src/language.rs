@@ -15,11 +15,16 @@ pub enum Language {
     /// A JavaScript package, made a component by componentize-js
     /// (`package.json`).
     Js,
+    /// A TypeScript package: a JavaScript package with a `tsconfig.json`,
+    /// compiled and type-checked against the SDK's declarations by the
+    /// TypeScript that seams's componentize-js install pins, then made a
+    /// component as JavaScript is.
+    Ts,
 }
 
 impl Language {
     /// Every language, in the order the docs list them.
-    pub const ALL: [Language; 3] = [Language::Rust, Language::Python, Language::Js];
+    pub const ALL: [Language; 4] = [Language::Rust, Language::Python, Language::Js, Language::Ts];
 
     /// The name `--language` takes.
     pub fn name(self) -> &'static str {
@@ -27,6 +32,7 @@ impl Language {
             Language::Rust => "rust",
             Language::Python => "python",
             Language::Js => "js",
+            Language::Ts => "ts",
         }
     }
 
@@ -35,7 +41,7 @@ impl Language {
         match self {
             Language::Rust => "Cargo.toml",
             Language::Python => "pyproject.toml",
-            Language::Js => "package.json",
+            Language::Js | Language::Ts => "package.json",
         }
     }
 
@@ -47,7 +53,7 @@ impl Language {
     /// Where a package of this language keeps its copy of the SDK.
     pub(crate) fn sdk_dir(self) -> &'static str {
         match self {
-            Language::Rust | Language::Js => "seams-sdk",
+            Language::Rust | Language::Js | Language::Ts => "seams-sdk",
             Language::Python => "seams_sdk",
         }
     }
@@ -57,18 +63,28 @@ impl Language {
         match self {
             Language::Rust => RUST_SDK,
             Language::Python => PYTHON_SDK,
-            Language::Js => JS_SDK,
+            Language::Js | Language::Ts => JS_SDK,
         }
     }
 
-    /// The languages whose manifest `dir` holds.
+    /// The languages whose manifest `dir` holds: a `package.json` is
+    /// TypeScript's beside a `tsconfig.json`, else JavaScript's.
     pub(crate) fn of_package(dir: &Path) -> Vec<Language> {
+        let typed = dir.join(TSCONFIG).is_file();
         Language::ALL
             .into_iter()
+            .filter(|l| match l {
+                Language::Js => !typed,
+                Language::Ts => typed,
+                _ => true,
+            })
             .filter(|l| dir.join(l.manifest()).is_file())
             .collect()
     }
 }
+
+/// What makes a `package.json` package TypeScript.
+pub(crate) const TSCONFIG: &str = "tsconfig.json";
 
 /// The SDK a package builds against, vendored into it so that it builds
 /// anywhere, with no path to this machine.
@@ -168,9 +184,14 @@ mod tests {
             Language::of_package(dir.path()),
             vec![Language::Rust, Language::Js]
         );
+        std::fs::write(dir.path().join("tsconfig.json"), "{}").unwrap();
+        assert_eq!(
+            Language::of_package(dir.path()),
+            vec![Language::Rust, Language::Ts]
+        );
         for language in Language::ALL {
             assert_eq!(Language::from_name(language.name()), Some(language));
         }
-        assert_eq!(Language::from_name("ts"), None);
+        assert_eq!(Language::from_name("typescript"), None);
     }
 }

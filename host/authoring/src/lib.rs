@@ -51,7 +51,7 @@ pub mod fuzzing {
     }
 }
 
-pub use build::{BuildError, Built, build_package};
+pub use build::{BuildError, Built, ProjectPackages, build_package};
 pub use draft::{
     DEFAULT_BUILD_MEMORY_MIB, DEFAULT_BUILD_TIMEOUT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError,
     DraftReport, DraftRequest, draft_generator, draft_prompt,

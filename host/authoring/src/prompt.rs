@@ -71,7 +71,7 @@ fn package_file(language: Language) -> &'static str {
     match language {
         Language::Rust => "src/lib.rs",
         Language::Python => "generator.py",
-        Language::Js => "generator.js",
+        Language::Js | Language::Ts => "generator.js",
     }
 }
 
@@ -82,12 +82,12 @@ pub fn prompt_template(language: Language) -> String {
     let section = match language {
         Language::Rust => EXTRACT_RUST.to_owned(),
         Language::Python => EXTRACT_PYTHON.replace("{{RULES}}", SCRIPT_RULES),
-        Language::Js => EXTRACT_JS.replace("{{RULES}}", SCRIPT_RULES),
+        Language::Js | Language::Ts => EXTRACT_JS.replace("{{RULES}}", SCRIPT_RULES),
     };
     let name = match language {
         Language::Rust => "Rust",
         Language::Python => "Python",
-        Language::Js => "JavaScript",
+        Language::Js | Language::Ts => "JavaScript",
     };
     PROMPT
         .replace("{{LANGUAGE}}", name)
@@ -104,7 +104,9 @@ pub(crate) fn prompt_files(language: Language) -> &'static str {
         Language::Python => {
             "`prompts/draft-generator-v3.txt` with\n`prompts/draft-extract-python-v1.txt`"
         }
-        Language::Js => "`prompts/draft-generator-v3.txt` with\n`prompts/draft-extract-js-v1.txt`",
+        Language::Js | Language::Ts => {
+            "`prompts/draft-generator-v3.txt` with\n`prompts/draft-extract-js-v1.txt`"
+        }
     }
 }
 

@@ -147,7 +147,7 @@ fn repository_of(dir: &Path) -> Option<String> {
         Language::Python => ["Repository", "repository"]
             .iter()
             .find_map(|key| manifest.text(&format!("/project/urls/{key}"))),
-        Language::Js => manifest
+        Language::Js | Language::Ts => manifest
             .text("/repository")
             .or_else(|| manifest.text("/repository/url")),
     };

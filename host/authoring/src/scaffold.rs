@@ -41,6 +41,11 @@ const JS_GENERATOR: &str = include_str!("scaffold/js/generator.js.tmpl");
 const JS_EXTRACT: &str = include_str!("scaffold/js/extract.js.tmpl");
 const JS_MANIFEST: &str = include_str!("scaffold/js/package.json.tmpl");
 const JS_README: &str = include_str!("scaffold/js/README.md.tmpl");
+const TS_GENERATOR: &str = include_str!("scaffold/ts/generator.ts.tmpl");
+const TS_EXTRACT: &str = include_str!("scaffold/ts/extract.ts.tmpl");
+const TS_MANIFEST: &str = include_str!("scaffold/ts/package.json.tmpl");
+const TS_CONFIG: &str = include_str!("scaffold/ts/tsconfig.json.tmpl");
+const TS_README: &str = include_str!("scaffold/ts/README.md.tmpl");
 const EXTRACT_TEMPLATE: &str = include_str!("scaffold/rust/extract.rs.tmpl");
 const MANIFEST_TEMPLATE: &str = include_str!("scaffold/rust/Cargo.toml.tmpl");
 const README_TEMPLATE: &str = include_str!("scaffold/rust/README.md.tmpl");
@@ -183,6 +188,7 @@ pub(crate) fn extract_path(language: Language) -> &'static str {
         Language::Rust => "src/extract.rs",
         Language::Python => "extract.py",
         Language::Js => "extract.js",
+        Language::Ts => "extract.ts",
     }
 }
 
@@ -244,6 +250,12 @@ pub fn scaffold(
             ("generator.js", JS_GENERATOR),
             JS_EXTRACT,
         ),
+        Language::Ts => (
+            TS_MANIFEST,
+            TS_README,
+            ("generator.ts", TS_GENERATOR),
+            TS_EXTRACT,
+        ),
     };
     let mut files = vec![
         (language.manifest().to_owned(), fill(manifest)),
@@ -270,6 +282,9 @@ pub fn scaffold(
         if sdk == Sdk::Vendored {
             files.push(("seams-sdk/Cargo.toml".to_owned(), SDK_MANIFEST.to_owned()));
         }
+    }
+    if language == Language::Ts {
+        files.push((crate::language::TSCONFIG.to_owned(), TS_CONFIG.to_owned()));
     }
     if language != Language::Rust || sdk == Sdk::Vendored {
         for (path, text) in language.sdk_files() {

@@ -135,6 +135,7 @@ pub(crate) fn file_name(language: Language) -> &'static str {
         Language::Rust => "extract.rs",
         Language::Python => "extract.py",
         Language::Js => "extract.js",
+        Language::Ts => "extract.ts",
     }
 }
 
@@ -144,7 +145,8 @@ fn parse(language: Language, source: &str) -> Option<Tree> {
     let grammar: tree_sitter::Language = match language {
         Language::Python => tree_sitter_python::LANGUAGE.into(),
         Language::Js => tree_sitter_javascript::LANGUAGE.into(),
-        Language::Rust => return None,
+        // Drafts are not TypeScript; a TypeScript package is never read here.
+        Language::Rust | Language::Ts => return None,
     };
     let mut parser = Parser::new();
     parser.set_language(&grammar).ok()?;

@@ -86,6 +86,12 @@ impl Tool {
         }
     }
 
+    /// The TypeScript compiler the componentize-js install pins (its
+    /// lockfile holds `typescript`), under `root`.
+    pub(crate) fn typescript(self, root: &Path) -> PathBuf {
+        self.dir(root).join("node_modules/.bin/tsc")
+    }
+
     /// Whether the tool is installed under `root`, ready to use.
     pub(crate) fn is_ready(self, root: &Path) -> bool {
         self.dir(root).join(READY).is_file()

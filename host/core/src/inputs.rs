@@ -58,6 +58,20 @@ fn component_bytes(
                 .into(),
             )
         })?,
+        GeneratorSource::Package { path } => {
+            let builder = project.packages.as_ref().ok_or_else(|| {
+                fail(
+                    SourceError::Build {
+                        message: "this seams was built without its authoring tools (cargo install --no-default-features), which build packages; install seams with its default features, or build the package with seams test-generator and name its component with wasm = \"PATH.wasm\"".into(),
+                    }
+                    .into(),
+                )
+            })?;
+            builder
+                .build(project, &project.root.join(path))
+                .map(Cow::Owned)
+                .map_err(|message| fail(SourceError::Build { message }.into()))?
+        }
         GeneratorSource::Oci(reference) => {
             let registry = project.registry.as_ref().ok_or_else(|| {
                 fail(GeneratorErrorKind::Internal(
@@ -88,6 +102,14 @@ fn component_bytes(
         sha256,
         oci: None,
     })
+}
+
+/// The component of `source` (built, for a package), unpinned.
+pub(crate) fn component_of(
+    project: &Project,
+    source: &GeneratorSource,
+) -> Result<Vec<u8>, GeneratorError> {
+    component_bytes(project, source, None).map(|c| c.bytes.into_owned())
 }
 
 /// The most of the host's memory a registry's answers may take while one

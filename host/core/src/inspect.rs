@@ -235,7 +235,9 @@ pub fn view(project: &Project, runtime: &Runtime, name: &str) -> Result<String, 
         source.label() == name
             || match source {
                 GeneratorSource::Builtin(builtin) => builtin == name,
-                GeneratorSource::Wasm { path, .. } => Path::new(name) == path.as_path(),
+                GeneratorSource::Wasm { path, .. } | GeneratorSource::Package { path } => {
+                    Path::new(name) == path.as_path()
+                }
                 GeneratorSource::Oci(reference) => reference.to_string() == name,
             }
     };

@@ -51,7 +51,7 @@ mod trace_view;
 mod trust;
 mod write_back;
 
-pub use add::{AddError, AddReport, add};
+pub use add::{AddError, AddReport, add, add_package};
 pub use audit::Contents;
 pub use check::{CHECK_VERSION, CheckReport, Problem, ProblemKind, check, check_with};
 pub use confinement::Reach;
@@ -66,7 +66,7 @@ pub use lock::{
 };
 pub use output_dir::OutputDir;
 pub use progress::{Progress, Silent};
-pub use project::{GeneratorSource, MANIFEST, Project, ProjectError, Propose};
+pub use project::{GeneratorSource, MANIFEST, PackageBuilder, Project, ProjectError, Propose};
 pub use project_lock::Wait;
 pub use seal::SealKeyError;
 pub use trace_view::{

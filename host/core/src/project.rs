@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -103,6 +104,13 @@ pub enum GeneratorSource {
     /// A component in an OCI registry, pulled once into the blob cache and
     /// pinned by digest in the lock.
     Oci(Reference),
+    /// A generator package (Rust, Python or JavaScript) in the project,
+    /// built into its component when the project runs, pinned by the
+    /// component's sha256 in the lock like a `.wasm`.
+    Package {
+        /// The package directory as written, relative to the project.
+        path: PathBuf,
+    },
 }
 
 impl GeneratorSource {
@@ -113,6 +121,7 @@ impl GeneratorSource {
             GeneratorSource::Builtin(name) => format!("builtin:{name}"),
             GeneratorSource::Wasm { path, .. } => posix(path),
             GeneratorSource::Oci(reference) => format!("oci:{reference}"),
+            GeneratorSource::Package { path } => format!("package:{}", posix(path)),
         }
     }
 }
@@ -131,6 +140,7 @@ impl std::fmt::Display for GeneratorSource {
             GeneratorSource::Builtin(name) => write!(f, "{name}"),
             GeneratorSource::Wasm { path, .. } => write!(f, "{}", path.display()),
             GeneratorSource::Oci(reference) => write!(f, "{reference}"),
+            GeneratorSource::Package { path } => write!(f, "{}", path.display()),
         }
     }
 }
@@ -184,6 +194,25 @@ pub struct Project {
     /// caller (the CLI, from the environment). Without one, each project
     /// builds in its own `.seams/target`.
     pub build_dir: Option<PathBuf>,
+    /// What builds the `package` generators: set by the caller (the CLI,
+    /// when it has the authoring tools). Without one, a `package`
+    /// generator fails, saying so.
+    pub packages: Option<Arc<dyn PackageBuilder>>,
+}
+
+/// Builds a generator package into its component. The core holds no
+/// build tools; the caller lends them (`seams-authoring` builds in the
+/// operating system's sandbox, since a cloned project's package is code
+/// nobody reviewed).
+pub trait PackageBuilder: Send + Sync + std::fmt::Debug {
+    /// The component of the package in `dir`, built for `project` (or
+    /// taken from the build cache when its inputs have not changed).
+    ///
+    /// # Errors
+    ///
+    /// Why it could not be built, in words that name the package's file
+    /// or the build's output.
+    fn build(&self, project: &Project, dir: &Path) -> Result<Vec<u8>, String>;
 }
 
 #[derive(Deserialize)]
@@ -217,6 +246,7 @@ struct RawGenerator {
     builtin: Option<Spanned<String>>,
     wasm: Option<Spanned<String>>,
     oci: Option<Spanned<String>>,
+    package: Option<Spanned<String>>,
     sha256: Option<Spanned<String>>,
 }
 
@@ -283,6 +313,7 @@ impl Project {
         );
         paths.extend(self.generators.iter().filter_map(|g| match g {
             GeneratorSource::Wasm { path, .. } => Some(("the component", self.root.join(path))),
+            GeneratorSource::Package { path } => Some(("the package", self.root.join(path))),
             _ => None,
         }));
         for (what, path) in paths {
@@ -399,8 +430,8 @@ impl Project {
         let mut generators = Vec::new();
         for entry in &raw.generator {
             let g = entry.get_ref();
-            let source = match (&g.builtin, &g.wasm, &g.oci) {
-                (Some(name), None, None) => {
+            let source = match (&g.builtin, &g.wasm, &g.oci, &g.package) {
+                (Some(name), None, None, None) => {
                     if !crate::builtin::NAMES.contains(&name.get_ref().as_str()) {
                         return Err(invalid(
                             Some(name.span()),
@@ -419,7 +450,7 @@ impl Project {
                     }
                     GeneratorSource::Builtin(name.get_ref().clone())
                 }
-                (None, Some(wasm), None) => {
+                (None, Some(wasm), None, None) => {
                     let rel = relative_path(wasm.get_ref()).map_err(|why| {
                         invalid(
                             Some(wasm.span()),
@@ -445,7 +476,25 @@ impl Project {
                     };
                     GeneratorSource::Wasm { path: rel, sha256 }
                 }
-                (None, None, Some(oci)) => {
+                (None, None, None, Some(package)) => {
+                    if let Some(sha) = &g.sha256 {
+                        return Err(invalid(
+                            Some(sha.span()),
+                            "[[generator]] sha256: a package is pinned by its built component's sha256 in seams.lock; remove the key".into(),
+                        ));
+                    }
+                    let path = relative_path(package.get_ref())
+                        .and_then(outside_version_control)
+                        .and_then(package_directory)
+                        .map_err(|why| {
+                            invalid(
+                                Some(package.span()),
+                                format!("[[generator]] package: {} {why}", echo(package.get_ref())),
+                            )
+                        })?;
+                    GeneratorSource::Package { path }
+                }
+                (None, None, Some(oci), None) => {
                     if let Some(sha) = &g.sha256 {
                         return Err(invalid(
                             Some(sha.span()),
@@ -460,7 +509,7 @@ impl Project {
                 _ => {
                     return Err(invalid(
                         Some(entry.span()),
-                        "[[generator]] needs exactly one of builtin = \"NAME\", wasm = \"PATH.wasm\" or oci = \"REGISTRY/NAME:TAG\"".into(),
+                        "[[generator]] needs exactly one of builtin = \"NAME\", wasm = \"PATH.wasm\", oci = \"REGISTRY/NAME:TAG\" or package = \"DIR\"".into(),
                     ));
                 }
             };
@@ -536,6 +585,7 @@ impl Project {
             propose: raw.propose,
             registry: None,
             build_dir: None,
+            packages: None,
         })
     }
 
@@ -629,6 +679,22 @@ fn output_subdirectory(path: PathBuf) -> Result<PathBuf, &'static str> {
     Ok(normal)
 }
 
+/// A package directory, normalized (no `.` segments, so that the lock
+/// names it one way): a subdirectory of the project outside `.seams`.
+fn package_directory(path: PathBuf) -> Result<PathBuf, &'static str> {
+    let normal: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if normal.as_os_str().is_empty() {
+        return Err("is the project directory itself; keep the package in a directory of its own");
+    }
+    if normal.starts_with(".seams") {
+        return Err("is inside .seams, seams's own directory");
+    }
+    Ok(normal)
+}
+
 /// The line of byte `offset`, which the TOML parser gives: it reads a
 /// leading byte order mark as one byte, so the offset may fall inside a
 /// character (a second mark after the one `load` strips).
@@ -684,6 +750,32 @@ mod tests {
         assert_eq!(p.generators, [GeneratorSource::Oci(reference)]);
         assert_eq!(p.generators[0].label(), "oci:ghcr.io/me/htmx:1.0");
         assert_eq!(p.generators[0].to_string(), "ghcr.io/me/htmx:1.0");
+    }
+
+    #[test]
+    fn a_package_is_read_normalized_and_labelled() {
+        let p = parse(
+            "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\npackage = \"./gens/./site-map/\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            p.generators,
+            [GeneratorSource::Package {
+                path: PathBuf::from("gens/site-map")
+            }]
+        );
+        assert_eq!(p.generators[0].label(), "package:gens/site-map");
+        for (dir, says) in [
+            (".", "the project directory itself"),
+            (".seams/x", "inside .seams"),
+        ] {
+            let e = parse(&format!(
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\npackage = \"{dir}\"\n"
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains(says), "{dir}: {e}");
+        }
     }
 
     #[test]
@@ -784,6 +876,26 @@ mod tests {
                 "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\noci = \"ghcr.io/me/htmx:1\"\nbuiltin = \"htmx\"\n",
                 "seams.toml:3:",
                 "exactly one of",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\npackage = \"../gen\"\n",
+                "seams.toml:4:",
+                "[[generator]] package: \"../gen\" must not contain '..'",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\npackage = \".git/gen\"\n",
+                "seams.toml:4:",
+                "is inside a version-control directory",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\npackage = \"gen\"\nsha256 = \"ab\"\n",
+                "seams.toml:5:",
+                "a package is pinned by its built component's sha256 in seams.lock",
+            ),
+            (
+                "[model]\nfiles = [\"m.ttl\"]\n[[generator]]\npackage = \"gen\"\n[[generator]]\npackage = \"./gen/\"\n",
+                "seams.toml:",
+                "is listed twice",
             ),
             ("[model]\nfiles = [\"m.ttl\"\n", "seams.toml:2:", ""),
         ];

@@ -356,6 +356,13 @@ pub enum SourceError {
         /// The registry client's account, naming the reference.
         reason: String,
     },
+    /// Its package could not be built into a component.
+    #[error("cannot build the package: {message}")]
+    Build {
+        /// The builder's account: the package's file, or what the build
+        /// printed.
+        message: String,
+    },
     /// Its bytes are not the ones `seams.toml` pins.
     #[error(
         "the component's sha256 is {found}, but seams.toml pins {pinned}; check where the file came from, then update sha256"

@@ -61,7 +61,7 @@ enum Command {
     TestGenerator(commands::test_generator::Args),
     /// Show what a component is (a file or a registry reference): protocol version, meta, sha256 and size.
     Inspect(commands::inspect::Args),
-    /// Add a generator from an OCI registry to seams.toml, once it is known to be a seams generator.
+    /// Add a generator to seams.toml, from an OCI registry or a package in the project, once it is known to be a seams generator.
     Add(commands::add::Args),
     /// Build a generator package, run its four tests on the project's model, and push it to an OCI registry.
     #[cfg(feature = "authoring")]

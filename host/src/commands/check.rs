@@ -22,6 +22,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &args.project.project,
         args.project.reach(),
+        io.console,
         |project, runtime| {
             let report = seams_core::check_with(project, runtime, Wait::NoWait)?;
             let busy = report

@@ -50,6 +50,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         let result = in_project(
             &case.project,
             seams_core::Reach::Inside,
+            io.console,
             |project, runtime| {
                 Ok(seams_authoring::run_case(
                     project,

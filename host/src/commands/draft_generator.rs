@@ -20,9 +20,12 @@ pub(crate) struct Args {
 pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let (request, format) = (&args.request, args.format.format);
     if request.print_prompt {
-        let result = in_project(&args.project.project, args.project.reach(), |project, _| {
-            Ok(seams_authoring::draft_prompt(project, request)?)
-        });
+        let result = in_project(
+            &args.project.project,
+            args.project.reach(),
+            io.console,
+            |project, _| Ok(seams_authoring::draft_prompt(project, request)?),
+        );
         return match result {
             Ok(prompt) => io.finish(
                 format,
@@ -38,6 +41,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &args.project.project,
         args.project.reach(),
+        io.console,
         |project, runtime| {
             // Progress lines ("prompt sha256", cache hit or miss, rejections)
             // go to stderr as they happen, unless quiet.

@@ -41,6 +41,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &args.project.project,
         args.project.reach(),
+        io.console,
         |project, runtime| {
             project_fuel = project.limits.fuel;
             match generate(project, runtime, &options) {

@@ -54,9 +54,17 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     match result {
         Ok((dir, written)) => {
             let written: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+            let shown = dir.display().to_string();
+            // `seams add` takes a package by its path.
+            let path = if dir.is_relative() && !shown.starts_with('.') {
+                format!("./{shown}")
+            } else {
+                shown.clone()
+            };
             let next = format!(
-                "test it with: seams test-generator {} --project DIR",
-                dir.display()
+                "test it with: seams test-generator {shown} --project DIR\n\
+                 use it in the project DIR that holds it with: seams add {path} --project DIR \
+                 (seams.toml gets [[generator]] package = \"PATH\", and seams generate builds it when it changes)"
             );
             io.finish(
                 format,

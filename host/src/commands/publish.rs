@@ -27,6 +27,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &package.project.project,
         package.project.reach(),
+        io.console,
         |project, runtime| {
             let request = seams_authoring::PublishRequest {
                 dir: &package.dir,

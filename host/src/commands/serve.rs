@@ -43,7 +43,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
         .and_then(|runtime| {
             Ok(seams_serve::bind(
                 root.clone(),
-                Box::new(prepare),
+                Box::new(|project: &mut Project| prepare(project, Box::new(seams_core::Silent))),
                 runtime,
                 &options,
             )?)

@@ -36,6 +36,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &package.project.project,
         package.project.reach(),
+        io.console,
         |project, runtime| {
             Ok(seams_authoring::test_generator(
                 &package.dir,

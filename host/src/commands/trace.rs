@@ -26,6 +26,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &args.project.project,
         args.project.reach(),
+        io.console,
         |project, runtime| {
             let (output, line) = seams_core::parse_target(&args.target);
             Ok(seams_core::trace_view(project, runtime, output, line)?)

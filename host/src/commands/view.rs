@@ -18,6 +18,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &args.project.project,
         args.project.reach(),
+        io.console,
         |project, runtime| Ok(seams_core::view(project, runtime, &args.generator)?),
     );
     match result {

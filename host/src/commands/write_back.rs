@@ -34,6 +34,7 @@ pub(crate) fn run(io: &mut Io<'_>, args: Args) -> u8 {
     let result = in_project(
         &args.project.project,
         args.project.reach(),
+        io.console,
         |project, runtime| {
             // A line's edit, or a block added or removed.
             let plan = plan_target(project, runtime, &args.target, args.choose)?;

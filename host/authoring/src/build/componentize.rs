@@ -12,6 +12,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::kept::{Kept, PACKAGE_CAP, SKIPPED, inputs_digest};
 use super::{BuildEnv, BuildError, Built, Manifest, build_environment, finished, run_bounded};
 use crate::child::Counted;
 use crate::jail::{Jail, Reach};
@@ -21,13 +22,6 @@ use seams_core::Progress;
 
 /// The protocol the SDKs build against.
 const WIT: &str = include_str!("../../../../sdk/wit/since_v0.2.0/generator.wit");
-
-/// The most bytes of files a package may hold: generator packages are
-/// source and templates.
-const PACKAGE_CAP: u64 = 64 << 20;
-
-/// What the copy leaves out: what installs, caches and builds make.
-const SKIPPED: [&str; 4] = ["node_modules", "__pycache__", "target", "tests"];
 
 /// The JavaScript module the build adds: it registers the bundled
 /// templates before the generator's module runs, then exports the
@@ -93,30 +87,100 @@ pub(super) fn build(
     let module = match language {
         Language::Python => python_module(dir, manifest)?,
         _ => {
-            let main = js_main(dir, manifest)?;
+            // tsc writes each module's JavaScript beside it in the copy.
+            let main = match language {
+                Language::Ts => {
+                    let main = ts_main(dir, manifest)?;
+                    format!("{}.js", main.strip_suffix(".ts").unwrap_or(&main))
+                }
+                _ => js_main(dir, manifest)?,
+            };
             std::fs::write(stage.join(JS_TEMPLATES), js_templates(&stage)?).map_err(io)?;
             std::fs::write(stage.join(JS_ENTRY), js_entry(&main)).map_err(io)?;
             JS_ENTRY.to_owned()
         }
     };
     let built = packages.join(language.name());
-    let component = built.join(format!("{name}.wasm"));
-    // The same inputs were built here before: the component is theirs (the
-    // tools do not build byte for byte the same twice, so rebuilding would
-    // also make the host compile it again).
-    let inputs = inputs_digest(&stage, &[&tool.label(), &module, WIT]).map_err(io)?;
-    let record = built.join(format!("{name}.inputs"));
-    if std::fs::read_to_string(&record).ok().as_deref() == Some(inputs.as_str())
-        && let Ok(bytes) = std::fs::read(&component)
-    {
-        return Ok(Built {
-            path: component,
-            bytes,
-        });
+    let kept = Kept::at(&built, name);
+    let component = kept.component.clone();
+    let inputs =
+        inputs_digest(&stage, &[&tool.label(), language.name(), &module, WIT]).map_err(io)?;
+    if let Some(built) = kept.get(&inputs) {
+        return Ok(built);
     }
-    let _ = std::fs::remove_file(&record);
-    let _ = std::fs::remove_file(&component);
-    let mut command = Command::new(&program);
+    kept.forget();
+    // componentize-py hands its build-time interpreter, read-write, the
+    // `site-packages` of `$VIRTUAL_ENV`, else of whatever `python3` it
+    // finds (and the user's own): a module run at build time could drop a
+    // `.pth` there that every later start of that Python runs. An empty
+    // environment of the build's own, removed after it, is all it gets.
+    // The tools (tsc, then componentize), and the module they run, see the
+    // system, the toolchain and the copy, and write only the packages'
+    // directory and a temporary directory of their own, with no network.
+    let tmp = tempfile::Builder::new()
+        .prefix("tmp-")
+        .tempdir_in(&built)
+        .map_err(io)?;
+    let mut read = vec![target.join("toolchains"), wit.clone()];
+    read.extend(interpreters(&program));
+    // wizer (inside componentize-js) keeps wasmtime's compiled code under
+    // the home the password database names, whatever the environment
+    // says: the build gets its own there, not the user's.
+    let cache = tmp.path().join("wasmtime-cache");
+    std::fs::create_dir_all(&cache).map_err(io)?;
+    let cover = match (language, passwd_home()) {
+        (Language::Js | Language::Ts, Some(home)) => {
+            vec![(home.join(".cache").join("wasmtime"), cache)]
+        }
+        _ => Vec::new(),
+    };
+    let reach = Reach {
+        read,
+        write: vec![built.clone()],
+        cover,
+    };
+    let confined = |program: &Path| -> Result<Command, BuildError> {
+        let mut command = Command::new(program);
+        command
+            .current_dir(&stage)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        build_environment(&mut command, env);
+        // A home and caches of the build's own: what one build leaves
+        // there (wizer's compiled code, say) never reaches another's.
+        for var in ["TMPDIR", "HOME", "XDG_CACHE_HOME"] {
+            command.env(var, tmp.path());
+        }
+        Jail::new(&reach)?.confine(&mut command);
+        Ok(command)
+    };
+    // The tools embed WebAssembly engines, which reserve far more address
+    // space than they use: their bound counts what they write.
+    let bounds = env.bounds().counting(Counted::Writable);
+    // What a tool printed, with the package's paths for the copy's.
+    let run = |command: Command, what: &str| -> Result<(), BuildError> {
+        progress.start(&format!("{what} {name}"), None);
+        let mut printed = String::new();
+        let result = run_bounded(command, bounds, |line| {
+            if printed.len() < 64 << 10 {
+                printed.push_str(line);
+                printed.push('\n');
+            }
+        });
+        progress.finish();
+        let (ended, stderr) = result.map_err(|e| failed(format!("cannot run the {what}: {e}")))?;
+        let stage_text = stage.display().to_string();
+        let output = format!("{printed}{stderr}").replace(&stage_text, &dir.display().to_string());
+        finished(dir, env, ended, output)
+    };
+    if language == Language::Ts {
+        let main = ts_main(dir, manifest)?;
+        let mut tsc = confined(&Tool::ComponentizeJs.typescript(target))?;
+        tsc.args(TSC_FLAGS).arg(&main);
+        run(tsc, "type-checking and compiling")?;
+    }
+    let mut command = confined(&program)?;
     match language {
         Language::Python => {
             command
@@ -139,46 +203,6 @@ pub(super) fn build(
                 .arg(&component);
         }
     }
-    command
-        .current_dir(&stage)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    build_environment(&mut command, env);
-    // componentize-py hands its build-time interpreter, read-write, the
-    // `site-packages` of `$VIRTUAL_ENV`, else of whatever `python3` it
-    // finds (and the user's own): a module run at build time could drop a
-    // `.pth` there that every later start of that Python runs. An empty
-    // environment of the build's own, removed after it, is all it gets.
-    // The tool, and the module it runs, see the system, the toolchain
-    // and the copy, and write only the packages' directory and a
-    // temporary directory of their own, with no network.
-    let tmp = tempfile::Builder::new()
-        .prefix("tmp-")
-        .tempdir_in(&built)
-        .map_err(io)?;
-    // A home and caches of the build's own: what one build leaves there
-    // (wizer's compiled code, say) never reaches another's.
-    for var in ["TMPDIR", "HOME", "XDG_CACHE_HOME"] {
-        command.env(var, tmp.path());
-    }
-    let mut read = vec![target.join("toolchains"), wit.clone()];
-    read.extend(interpreters(&program));
-    // wizer (inside componentize-js) keeps wasmtime's compiled code under
-    // the home the password database names, whatever the environment
-    // says: the build gets its own there, not the user's.
-    let cache = tmp.path().join("wasmtime-cache");
-    std::fs::create_dir_all(&cache).map_err(io)?;
-    let cover = match (language, passwd_home()) {
-        (Language::Js, Some(home)) => vec![(home.join(".cache").join("wasmtime"), cache)],
-        _ => Vec::new(),
-    };
-    Jail::new(&Reach {
-        read,
-        write: vec![built.clone()],
-        cover,
-    })?
-    .confine(&mut command);
     let _no_site = match language {
         Language::Python => {
             let empty = tempfile::Builder::new()
@@ -191,30 +215,14 @@ pub(super) fn build(
         }
         _ => None,
     };
-    progress.start(&format!("building {name}"), None);
-    let mut printed = String::new();
-    // The tools embed WebAssembly engines, which reserve far more address
-    // space than they use: their bound counts what they write.
-    let bounds = env.bounds().counting(Counted::Writable);
-    let result = run_bounded(command, bounds, |line| {
-        if printed.len() < 64 << 10 {
-            printed.push_str(line);
-            printed.push('\n');
-        }
-    });
-    progress.finish();
-    let (ended, stderr) =
-        result.map_err(|e| failed(format!("cannot run {}: {e}", program.display())))?;
-    let stage_text = stage.display().to_string();
-    let output = format!("{printed}{stderr}").replace(&stage_text, &dir.display().to_string());
-    finished(dir, env, ended, output)?;
+    run(command, "building")?;
     let bytes = std::fs::read(&component).map_err(|e| {
         failed(format!(
             "the build gave no component at {}: {e}",
             component.display()
         ))
     })?;
-    std::fs::write(&record, &inputs).map_err(io)?;
+    kept.record(&inputs).map_err(io)?;
     Ok(Built {
         path: component,
         bytes,
@@ -275,43 +283,6 @@ fn interpreters(program: &Path) -> Vec<PathBuf> {
         );
     }
     found
-}
-
-/// The sha256 of `also` and of every file under `stage` (by its path
-/// there, in order), lowercase hex.
-fn inputs_digest(stage: &Path, also: &[&str]) -> std::io::Result<String> {
-    use sha2::Digest;
-    let mut hasher = sha2::Sha256::new();
-    for text in also {
-        hasher.update(text.len().to_le_bytes());
-        hasher.update(text.as_bytes());
-    }
-    let mut files = Vec::new();
-    let mut todo = vec![stage.to_owned()];
-    while let Some(current) = todo.pop() {
-        for entry in std::fs::read_dir(&current)? {
-            let entry = entry?;
-            if entry.file_type()?.is_dir() {
-                todo.push(entry.path());
-            } else {
-                files.push(entry.path());
-            }
-        }
-    }
-    files.sort();
-    for file in files {
-        let rel = file
-            .strip_prefix(stage)
-            .unwrap_or(&file)
-            .to_string_lossy()
-            .into_owned();
-        let bytes = std::fs::read(&file)?;
-        hasher.update(rel.len().to_le_bytes());
-        hasher.update(rel.as_bytes());
-        hasher.update(bytes.len().to_le_bytes());
-        hasher.update(&bytes);
-    }
-    Ok(seams_model::hex(&hasher.finalize()))
 }
 
 /// Why a package could not be copied.
@@ -402,20 +373,51 @@ fn python_module(dir: &Path, manifest: &Manifest) -> Result<String, BuildError> 
     Ok(module)
 }
 
-/// The generator's module: `main` in `package.json`, else `generator.js`;
-/// a path inside the package.
+/// The generator module `"main"` in `package.json` names (else
+/// `generator.js`): a `.js` or `.mjs` path inside the package.
 fn js_main(dir: &Path, manifest: &Manifest) -> Result<String, BuildError> {
+    main_module(
+        dir,
+        manifest,
+        "generator.js",
+        &[".js", ".mjs"],
+        "a .js module",
+    )
+}
+
+/// The generator module of a TypeScript package, as [`js_main`]: a `.ts`
+/// path (not a declaration file), by default `generator.ts`.
+fn ts_main(dir: &Path, manifest: &Manifest) -> Result<String, BuildError> {
+    let main = main_module(dir, manifest, "generator.ts", &[".ts"], "a .ts module")?;
+    if main.ends_with(".d.ts") {
+        return Err(manifest.refuse(format!(
+            "\"main\" {main:?} is a declaration file; name the generator's .ts module"
+        )));
+    }
+    Ok(main)
+}
+
+/// `"main"` in `package.json`, else `default`: a path inside the package
+/// (no `..`, no hidden part) ending in one of `suffixes`, to a file that
+/// is there.
+fn main_module(
+    dir: &Path,
+    manifest: &Manifest,
+    default: &str,
+    suffixes: &[&str],
+    shown: &str,
+) -> Result<String, BuildError> {
     let fail = |message: String| manifest.refuse(message);
-    let main = manifest.text("/main").unwrap_or("generator.js");
+    let main = manifest.text("/main").unwrap_or(default);
     let main = main.strip_prefix("./").unwrap_or(main);
     let inside = !main.is_empty()
         && !main.starts_with('/')
         && main
             .split('/')
             .all(|part| !part.is_empty() && part != ".." && part != "." && !part.starts_with('.'));
-    if !inside || !(main.ends_with(".js") || main.ends_with(".mjs")) {
+    if !inside || !suffixes.iter().any(|suffix| main.ends_with(suffix)) {
         return Err(fail(format!(
-            "\"main\" {main:?} must name a .js module inside the package"
+            "\"main\" {main:?} must name {shown} inside the package"
         )));
     }
     if !dir.join(main).is_file() {
@@ -425,6 +427,26 @@ fn js_main(dir: &Path, manifest: &Manifest) -> Result<String, BuildError> {
     }
     Ok(main.to_owned())
 }
+
+/// How a TypeScript package is compiled: strict, against the SDK's
+/// declarations, as ES modules resolved the way Node.js resolves them
+/// (imports name `./extract.js` for `extract.ts`), each module's
+/// JavaScript beside it, and nothing at all when a type is wrong. The
+/// package's `tsconfig.json` is for the author's editor: tsc is told to
+/// ignore it, so that a package cannot turn the checks off.
+const TSC_FLAGS: [&str; 11] = [
+    "--ignoreConfig",
+    "--strict",
+    "--noEmitOnError",
+    "--target",
+    "es2022",
+    "--module",
+    "nodenext",
+    "--moduleResolution",
+    "nodenext",
+    "--pretty",
+    "false",
+];
 
 /// The module that imports the generator's default export and serves it.
 fn js_entry(main: &str) -> String {
@@ -524,31 +546,6 @@ mod tests {
             }
             _ => panic!("a package past the cap must be refused"),
         }
-    }
-
-    #[test]
-    fn the_inputs_digest_follows_every_file_and_its_path() {
-        let stage = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(stage.path().join("templates")).unwrap();
-        std::fs::write(stage.path().join("generator.js"), "a").unwrap();
-        std::fs::write(stage.path().join("templates/t.html"), "b").unwrap();
-        let digest = || inputs_digest(stage.path(), &["componentize-js 0.23.0"]).unwrap();
-        let first = digest();
-        assert_eq!(first, digest(), "the same files, the same digest");
-        std::fs::write(stage.path().join("templates/t.html"), "c").unwrap();
-        let changed = digest();
-        assert_ne!(changed, first, "a changed template");
-        std::fs::rename(
-            stage.path().join("templates/t.html"),
-            stage.path().join("templates/u.html"),
-        )
-        .unwrap();
-        assert_ne!(digest(), changed, "a renamed file");
-        assert_ne!(
-            inputs_digest(stage.path(), &["componentize-js 0.24.0"]).unwrap(),
-            digest(),
-            "another tool"
-        );
     }
 
     #[test]
