@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use seams_authoring::probe::soundness::sound;
+use seams_authoring::soundness::sound;
 
 fuzz_target!(|data: &[u8]| {
     if let Err(why) = sound(data) {

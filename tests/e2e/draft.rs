@@ -1286,10 +1286,11 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
             .join(format!("{}.wasm", case.generator));
         let bytes = std::fs::read(&wasm).unwrap_or_else(|e| panic!("{}: {e}", wasm.display()));
         let generator = runtime.load(&case.name, &bytes).unwrap();
-        let tally = seams_authoring::probe::soundness::component_on_random_models(
-            &runtime, &generator, 8, 0x5eed,
-        )
-        .unwrap_or_else(|e| panic!("{}: a probe refused the accepted answer on {e}", case.name));
+        let tally =
+            seams_authoring::soundness::component_on_random_models(&runtime, &generator, 8, 0x5eed)
+                .unwrap_or_else(|e| {
+                    panic!("{}: a probe refused the accepted answer on {e}", case.name)
+                });
         assert!(tally.runs >= 6, "{}: {tally:?}", case.name);
         eprintln!("{}: {tally:?}, none refused", case.name);
     }

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use seams_core::{
     GenerateOptions, Planned, Project, Wait, WriteBackError, check, generate, plan_line_edit,
-    plan_write_back,
+    plan_target,
 };
 use seams_model::Model;
 use seams_runtime::Runtime;
@@ -75,7 +75,7 @@ fn lens_laws(example: &str) -> Vec<String> {
 
     // GetPut.
     for output in &outputs {
-        match plan_write_back(&project, &runtime, output) {
+        match plan_target(&project, &runtime, output, None) {
             Err(WriteBackError::NotEdited(_)) => {}
             other => panic!("{example}/{output}: an unedited output proposed {other:?}"),
         }

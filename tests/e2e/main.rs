@@ -32,6 +32,7 @@ mod protocol;
 mod registry;
 mod sandbox;
 mod serve;
+mod surface;
 mod trace;
 mod vocabulary;
 mod write_back;

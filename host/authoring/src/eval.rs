@@ -256,7 +256,7 @@ impl EvalReport {
     }
 
     /// The median number of attempts of the accepted cases.
-    pub fn median_attempts(&self) -> Option<f64> {
+    pub(crate) fn median_attempts(&self) -> Option<f64> {
         let mut attempts: Vec<u32> = self
             .results
             .iter()
@@ -274,7 +274,7 @@ impl EvalReport {
 
     /// Of the drafts that passed the four tests, those that also passed
     /// every probe (and so were accepted).
-    pub fn probe_share(&self) -> (usize, usize) {
+    pub(crate) fn probe_share(&self) -> (usize, usize) {
         let tested: Vec<&CaseResult> = self.results.iter().filter(|r| r.passed_tests).collect();
         (tested.iter().filter(|r| r.accepted).count(), tested.len())
     }

@@ -22,10 +22,10 @@ mod suite;
 use seams_model::Model;
 use seams_templates::TraceLine;
 
+pub(crate) use suite::PROBES;
 pub(crate) use suite::test_built_in;
 pub use suite::{
-    PROBES, SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses,
-    test_generator,
+    SuiteError, SuiteReport, TestOutcome, golden_match, output_parses, test_generator,
 };
 
 /// The terms of a `[graph: ...]` marker or a claim: comma-separated, each

@@ -27,7 +27,7 @@ mod golden;
 mod jail;
 mod language;
 mod output_syntax;
-pub mod probe;
+mod probe;
 mod prompt;
 pub mod provider;
 mod publish;
@@ -58,12 +58,15 @@ pub use draft::{
 };
 pub use eval::{Case, CaseResult, EvalError, EvalReport, read_cases, run_case};
 pub use golden::{
-    PROBES, SuiteError, SuiteReport, TESTS, TestOutcome, golden_match, output_parses,
-    test_generator,
+    SuiteError, SuiteReport, TestOutcome, golden_match, output_parses, test_generator,
 };
 pub use language::Language;
 pub use output_syntax::SyntaxProblem;
-pub use prompt::{PROMPT, PROMPT_CAP, REPAIR_PROMPT, TooLarge, build_prompt, prompt_template};
+/// The probes' soundness on random models (a property test and a fuzz
+/// target): built for seams's own tests only.
+#[cfg(any(test, fuzzing, feature = "soundness"))]
+pub use probe::soundness;
+pub use prompt::{PROMPT_CAP, TooLarge, build_prompt};
 pub use publish::{PublishError, PublishReport, PublishRequest, publish};
 pub use scaffold::{Package, Reference, ScaffoldError, Sdk, new_generator};
 pub use toolchain::ToolchainError;

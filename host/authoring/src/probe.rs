@@ -1404,7 +1404,7 @@ pub struct ProbeOutcome {
 }
 
 /// The most changed lines a probe's outcome keeps.
-pub const CHANGES_SHOWN: usize = 8;
+pub(crate) const CHANGES_SHOWN: usize = 8;
 
 /// The lines only `old` has and those only `new` has, as `- ` and `+ `
 /// lines prefixed with the output's path; blank lines left out.

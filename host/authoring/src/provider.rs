@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::child::{Bounded, Bounds, Ended};
 
 /// The most bytes read of an answer: a provider is not trusted either.
-pub const ANSWER_CAP: usize = 4 << 20;
+pub(crate) const ANSWER_CAP: usize = 4 << 20;
 
 /// Which HTTP API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -75,7 +75,7 @@ pub use trace_view::{
 pub use trust::{Authority, TrustError, TrustReport, trust, trusted};
 pub use write_back::{
     BlockChange, BlockPlan, Consent, Effect, Patch, Planned, Unexplained, WriteBackError,
-    WriteBackPlan, explain, plan_block_write_back, plan_line_edit, plan_target, plan_write_back,
+    WriteBackPlan, plan_line_edit, plan_target,
 };
 
 /// The readers of untrusted records, for the fuzz targets (`fuzz/`):
@@ -97,7 +97,7 @@ pub mod fuzzing {
 }
 
 /// Hooks for seams' own tests; not part of the stable API.
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod testing {
     use std::io;
 

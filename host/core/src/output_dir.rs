@@ -80,7 +80,7 @@ impl OutputDir {
     /// # Errors
     ///
     /// Any other I/O error, or a path that leads outside.
-    pub fn read(&self, rel: &str) -> std::io::Result<Option<Vec<u8>>> {
+    pub(crate) fn read(&self, rel: &str) -> std::io::Result<Option<Vec<u8>>> {
         match self.dir.read(rel) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -292,7 +292,7 @@ impl OutputDir {
     /// # Errors
     ///
     /// An I/O error, or a path that leads outside.
-    pub fn remove(&self, rel: &str) -> std::io::Result<()> {
+    pub(crate) fn remove(&self, rel: &str) -> std::io::Result<()> {
         match self.dir.remove_file(rel) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             other => other,
@@ -322,7 +322,7 @@ impl OutputDir {
     ///
     /// An I/O error; `AlreadyExists` when `rel` exists (even as a
     /// symlink).
-    pub fn write_new(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write_new(&self, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         let mut file = self.dir.open_with(rel, &options)?.into_std();
@@ -342,7 +342,7 @@ impl OutputDir {
     /// # Errors
     ///
     /// An I/O error, or a path (or symlink) that leads outside.
-    pub fn stage(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
+    pub(crate) fn stage(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
         self.stage_with(rel, bytes, None)
     }
 
@@ -353,7 +353,7 @@ impl OutputDir {
     /// # Errors
     ///
     /// As [`OutputDir::stage`].
-    pub fn stage_replacing(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
+    pub(crate) fn stage_replacing(&self, rel: &str, bytes: &[u8]) -> std::io::Result<Staged> {
         use cap_std::fs::PermissionsExt;
         let mode = match self.dir.symlink_metadata(rel) {
             Ok(meta) if meta.is_file() => Some(meta.permissions().mode()),
@@ -455,7 +455,7 @@ impl OutputDir {
     /// # Errors
     ///
     /// An I/O error.
-    pub fn sync_dir(&self, rel: &str) -> std::io::Result<()> {
+    pub(crate) fn sync_dir(&self, rel: &str) -> std::io::Result<()> {
         self.open_dir(rel)?.sync_all()
     }
 
@@ -465,7 +465,7 @@ impl OutputDir {
     /// # Errors
     ///
     /// An I/O error.
-    pub fn sync_file_system(&self) -> std::io::Result<()> {
+    pub(crate) fn sync_file_system(&self) -> std::io::Result<()> {
         rustix::fs::syncfs(self.open_dir("")?).map_err(std::io::Error::from)
     }
 
@@ -497,7 +497,7 @@ impl OutputDir {
     /// # Errors
     ///
     /// A directory that cannot be listed.
-    pub fn leftovers(&self, recursive: bool) -> std::io::Result<Vec<String>> {
+    pub(crate) fn leftovers(&self, recursive: bool) -> std::io::Result<Vec<String>> {
         let mut found = Vec::new();
         let mut pending = vec![String::new()];
         while let Some(rel) = pending.pop() {
@@ -597,7 +597,7 @@ impl Staged {
     /// # Errors
     ///
     /// An I/O error.
-    pub fn sync(&self) -> std::io::Result<()> {
+    pub(crate) fn sync(&self) -> std::io::Result<()> {
         self.open()?.sync_all()
     }
 
@@ -614,7 +614,7 @@ impl Staged {
     /// # Errors
     ///
     /// An I/O error.
-    pub fn sync_file_system(&self) -> std::io::Result<()> {
+    pub(crate) fn sync_file_system(&self) -> std::io::Result<()> {
         rustix::fs::syncfs(self.open()?).map_err(std::io::Error::from)
     }
 
@@ -623,7 +623,7 @@ impl Staged {
     /// # Errors
     ///
     /// An I/O error.
-    pub fn rename(mut self) -> std::io::Result<()> {
+    pub(crate) fn rename(mut self) -> std::io::Result<()> {
         let renamed = self.dir.rename(&self.temp, &self.dir, &self.name);
         if renamed.is_ok() {
             self.temp.clear();

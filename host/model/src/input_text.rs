@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 /// The most characters of a value from a file that a message repeats.
-pub const ECHO_LIMIT: usize = 120;
+pub(crate) const ECHO_LIMIT: usize = 120;
 
 /// Where a file stops being UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub fn decode(bytes: &[u8]) -> Result<&str, NotUtf8> {
 }
 
 /// `bytes` without a leading UTF-8 byte order mark.
-pub fn strip_bom(bytes: &[u8]) -> &[u8] {
+pub(crate) fn strip_bom(bytes: &[u8]) -> &[u8] {
     bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 

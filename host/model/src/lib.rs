@@ -44,5 +44,4 @@ pub use finding::Finding;
 pub use model::{
     MODEL_SUFFIXES, Model, ModelError, QueryError, hex, is_iri, sha256_hex, sha256_hex_of,
 };
-pub use shapes::SUPPORTED as SUPPORTED_SHACL;
 pub use vocabulary::{Vocabulary, VocabularyError, is_namespace};

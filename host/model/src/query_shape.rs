@@ -6,13 +6,13 @@
 //! recursion.
 
 /// The longest query accepted, in bytes.
-pub const MAX_QUERY_BYTES: usize = 16 << 10;
+pub(crate) const MAX_QUERY_BYTES: usize = 16 << 10;
 
 /// The deepest nesting of `{`, `(` and `[` accepted.
-pub const MAX_NESTING: usize = 64;
+pub(crate) const MAX_NESTING: usize = 64;
 
 /// The most arithmetic and path operators (`+ - * / | ^`) accepted.
-pub const MAX_OPERATORS: usize = 512;
+pub(crate) const MAX_OPERATORS: usize = 512;
 
 /// Why a query's shape is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -122,7 +122,7 @@ impl Vocabulary {
 /// # Errors
 ///
 /// The vocabulary cannot be read.
-pub fn unknown_terms(
+pub(crate) fn unknown_terms(
     model: &Model,
     vocabulary: &Vocabulary,
 ) -> Result<Vec<Finding>, VocabularyError> {
@@ -163,7 +163,7 @@ impl Vocabulary {
     /// # Errors
     ///
     /// The terms are not Turtle, or a members list is not an RDF list.
-    pub fn disjoint_classes(&self) -> Result<Vec<Vec<String>>, VocabularyError> {
+    pub(crate) fn disjoint_classes(&self) -> Result<Vec<Vec<String>>, VocabularyError> {
         let error = |message: String| VocabularyError {
             namespace: self.namespace.clone(),
             message,
@@ -226,7 +226,7 @@ impl Vocabulary {
 /// # Errors
 ///
 /// The vocabulary cannot be read.
-pub fn mixed_types(
+pub(crate) fn mixed_types(
     model: &Model,
     vocabulary: &Vocabulary,
 ) -> Result<Vec<Finding>, VocabularyError> {

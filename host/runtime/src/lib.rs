@@ -70,13 +70,12 @@ pub use error::{GeneratorError, GeneratorErrorKind, ProtocolError, RuntimeError,
 pub use limits::Limits;
 pub use meta::MetaError;
 pub use meta::{GENERATOR_NAME_RULE, Meta, is_generator_name};
-pub use output_path::{TEMP_PREFIX, check_distinct, validate as validate_output_path};
+pub use output_path::{TEMP_PREFIX, validate as validate_output_path};
 pub use runtime::{GeneratorRun, LoadedGenerator, Output, Runtime, Stored};
 pub use sink::{Blob, HOLD_BYTES, SMALL_BLOB, Sink};
-pub use versions::{PROTOCOL_VERSION, PROTOCOL_VERSIONS};
 
 /// Hooks for seams' own tests and benchmarks; not part of the stable API.
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod testing {
     use crate::Runtime;
 

@@ -606,6 +606,7 @@ impl Runtime {
 
     /// Turns the tracing render off: no traces, no sidecars; lock sources
     /// come from the `sources` export. For measuring what tracing costs.
+    #[cfg(feature = "testing")]
     pub(crate) fn without_tracing(mut self) -> Self {
         self.work.tracing = false;
         self
@@ -613,6 +614,7 @@ impl Runtime {
 
     /// Turns the model check against the generators' vocabularies off.
     /// For measuring what it costs.
+    #[cfg(feature = "testing")]
     pub(crate) fn without_model_check(mut self) -> Self {
         self.work.model_check = false;
         self

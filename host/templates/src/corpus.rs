@@ -12,7 +12,8 @@
 use std::path::PathBuf;
 
 use crate::sentinel::{SENTINEL_CLOSE, SENTINEL_OPEN};
-use crate::{Syntax, TemplateService, sidecar_head, sources_of};
+use crate::trace::sidecar_head;
+use crate::{Syntax, TemplateService, sources_of};
 
 struct Case {
     syntax: Syntax,

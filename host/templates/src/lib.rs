@@ -41,11 +41,11 @@ mod trace;
 mod view;
 mod walk;
 
-pub use citations::{Citations, SidecarStart};
+pub use citations::Citations;
 pub use error::TemplateError;
 pub use service::{Rendered, TemplateService};
 pub use syntax::Syntax;
 pub use trace::{
-    SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_head, sidecar_path,
-    sidecar_tail, sources_of,
+    SIDECAR_SUFFIX, TRACE_VERSION, Trace, TraceLine, check_lines, sidecar_path, sidecar_tail,
+    sources_of,
 };

@@ -12,7 +12,7 @@ use seams_model::{Edit, Model};
 use seams_runtime::Runtime;
 
 use super::diff::line_diff;
-use super::{Effect, Now, WriteBackError, effects, generated, now, read_output};
+use super::{Effect, Now, WriteBackError, effects, generated};
 use crate::error::GenerateError;
 use crate::generation::{Generation, run_with_inputs};
 use crate::inputs::{Inputs, read_stamp};
@@ -267,25 +267,8 @@ pub(super) fn common_ends(a: &[&str], b: &[&str]) -> (usize, usize) {
 }
 
 /// Plans writing back the block of lines added to or removed from
-/// `output` (relative to the project or to its output directory). Reads,
-/// writes nothing.
-///
-/// # Errors
-///
-/// [`WriteBackError`], saying why: lines changed as well as added or
-/// removed, no element whose copy or removal gives the edit back, or a
-/// model file that cannot take the change.
-pub fn plan_block_write_back(
-    project: &Project,
-    runtime: &Runtime,
-    output: &str,
-) -> Result<BlockPlan, WriteBackError> {
-    let edited = read_output(project, output)?;
-    let now = now(project, runtime, output, &edited)?;
-    plan_block(project, runtime, output, &edited, now, None)
-}
-
-/// [`plan_block_write_back`], from the project's generation now.
+/// `output` (`edited` is its text), from the project's generation now:
+/// `choice` picks among several changes that give it back.
 pub(super) fn plan_block(
     project: &Project,
     runtime: &Runtime,

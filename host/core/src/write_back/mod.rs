@@ -20,7 +20,7 @@ use seams_runtime::Runtime;
 mod block;
 mod diff;
 
-pub use block::{BlockChange, BlockPlan, plan_block_write_back};
+pub use block::{BlockChange, BlockPlan};
 
 use crate::error::GenerateError;
 use crate::generate::{GenerateOptions, GenerateReport, generate_with_edit};
@@ -318,22 +318,6 @@ fn generated<'a>(generation: &'a Generation, output: &str) -> Option<Generated<'
     })
 }
 
-/// Plans writing back the edit of `target` (`OUTPUT[:LINE]`, relative to
-/// the project or to its output directory). Reads, writes nothing.
-///
-/// # Errors
-///
-/// [`WriteBackError`], saying why.
-pub fn plan_write_back(
-    project: &Project,
-    runtime: &Runtime,
-    target: &str,
-) -> Result<WriteBackPlan, WriteBackError> {
-    let (output, line) = parse_target(target);
-    let on_disk = read_output(project, output)?;
-    plan_edited(project, runtime, output, line, &on_disk)
-}
-
 /// What `seams write-back OUTPUT[:LINE]` plans: a line's write-back, or,
 /// when no line is named and the edit adds or removes lines, a block's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -504,8 +488,8 @@ pub fn plan_target(
 
 /// Plans writing back `text` as the new text of line `line` of `output`,
 /// an edit made elsewhere than in the file (the viewer's form): as
-/// [`plan_write_back`] on the output with that line replaced. Reads,
-/// writes nothing.
+/// [`plan_target`] on the output with that line replaced. Reads, writes
+/// nothing.
 ///
 /// # Errors
 ///
@@ -958,16 +942,10 @@ fn list(literals: &[Literal]) -> String {
 }
 
 /// The one literal among `candidates` (the values of the elements the line
-/// is traced to) whose new value turns `generated` into `edited`.
-///
-/// # Errors
-///
-/// [`Unexplained`], saying why.
-pub fn explain(
-    generated: &str,
-    edited: &str,
-    candidates: &[Literal],
-) -> Result<Patch, Unexplained> {
+/// is traced to) whose new value turns `generated` into `edited`: what the
+/// table test below asks of [`explanations`].
+#[cfg(test)]
+fn explain(generated: &str, edited: &str, candidates: &[Literal]) -> Result<Patch, Unexplained> {
     let mut patches = explanations(generated, edited, candidates)?;
     if patches.len() == 1 {
         return Ok(patches.remove(0));
