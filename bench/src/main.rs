@@ -7,6 +7,7 @@
 //!     [--unrelated 1000000] [--blank 100000] [--limit SECONDS]
 //! cargo run --release -p seams-bench -- project COPIES|unrelated N|blank N DIR
 //! seams-bench ab MODE ROUNDS PROJECT BUILD BUILD...
+//! seams-bench loop [--rounds N] [rust|python|js|ts...]
 //! ```
 //!
 //! For each model: the floor; `seams generate` cold (empty component
@@ -21,9 +22,11 @@
 //! its median round. The floor's files must equal seams's byte for byte.
 //! Prints one Markdown table and the growth between sizes. `ab` measures
 //! builds of this benchmark against each other, taking turns
-//! (see `ab.rs`).
+//! (see `ab.rs`); `loop` measures an author's edit → `test-generator`
+//! verdict per language (see `author_loop.rs`).
 
 mod ab;
+mod author_loop;
 mod floor;
 mod measure;
 mod models;
@@ -50,6 +53,12 @@ fn main() -> ExitCode {
     }
     if args.first().map(String::as_str) == Some("ab") {
         return ab::main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("cli") {
+        author_loop::child(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("loop") {
+        return author_loop::main(&args[1..]);
     }
     match driver(&args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -224,22 +224,30 @@ fn rust_build(
         output: format!("cannot read the package's files: {e}"),
     };
     let version = concat!("seams ", env!("CARGO_PKG_VERSION"));
-    let digest = || kept::inputs_digest(dir, &[version]).map_err(failed);
+    // cargo may rewrite the package's Cargo.lock as it builds (the first
+    // build writes one): the lock is hashed apart from the sources, so
+    // that a build whose sources did not change while it ran is kept with
+    // the lock it left.
+    let sources = || kept::inputs_digest(dir, &[version], &["Cargo.lock"]).map_err(failed);
+    let inputs = |sources: &str| {
+        let lock = std::fs::read(dir.join("Cargo.lock")).unwrap_or_default();
+        seams_model::sha256_hex(&[sources.as_bytes(), &lock].concat())
+    };
     let kept = kept::Kept::at(&target.join("packages").join("rust"), name);
-    let inputs = digest()?;
-    if let Some(built) = kept.get(&inputs) {
+    let before = sources()?;
+    if let Some(built) = kept.get(&inputs(&before)) {
         return Ok(built);
     }
     kept.forget();
-    // The first build writes the package's Cargo.lock, an input from then on.
-    let locked = dir.join("Cargo.lock").exists();
     let built = cargo::build(dir, name, target, env, progress)?;
-    let inputs = if locked { inputs } else { digest()? };
-    kept.keep(&inputs, &built.bytes)
-        .map_err(|e| BuildError::Failed {
-            dir: dir.to_owned(),
-            output: format!("cannot keep the component in {}: {e}", target.display()),
-        })?;
+    // A source edited while cargo ran: this component is not its.
+    if sources()? == before {
+        kept.keep(&inputs(&before), &built.bytes)
+            .map_err(|e| BuildError::Failed {
+                dir: dir.to_owned(),
+                output: format!("cannot keep the component in {}: {e}", target.display()),
+            })?;
+    }
     Ok(built)
 }
 

@@ -104,7 +104,7 @@ pub(super) fn build(
     let kept = Kept::at(&built, name);
     let component = kept.component.clone();
     let inputs =
-        inputs_digest(&stage, &[&tool.label(), language.name(), &module, WIT]).map_err(io)?;
+        inputs_digest(&stage, &[&tool.label(), language.name(), &module, WIT], &[]).map_err(io)?;
     if let Some(built) = kept.get(&inputs) {
         return Ok(built);
     }

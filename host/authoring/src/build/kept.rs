@@ -73,14 +73,19 @@ impl Kept {
 }
 
 /// The sha256 of `also` and of every regular file under `root` (by its
-/// path there, in order), lowercase hex. Hidden entries and [`SKIPPED`]
-/// directories are left out; a link to a file counts as the file, a link
-/// to a directory is not followed (it could lead back up).
+/// path there, in order) but the files `leave_out` names at its top,
+/// lowercase hex. Hidden entries and [`SKIPPED`] directories are left out;
+/// a link to a file counts as the file, a link to a directory is not
+/// followed (it could lead back up).
 ///
 /// # Errors
 ///
 /// A file that cannot be read, or more than [`PACKAGE_CAP`] bytes of them.
-pub(super) fn inputs_digest(root: &Path, also: &[&str]) -> std::io::Result<String> {
+pub(super) fn inputs_digest(
+    root: &Path,
+    also: &[&str],
+    leave_out: &[&str],
+) -> std::io::Result<String> {
     let mut hasher = sha2::Sha256::new();
     for text in also {
         hasher.update(text.len().to_le_bytes());
@@ -93,7 +98,7 @@ pub(super) fn inputs_digest(root: &Path, also: &[&str]) -> std::io::Result<Strin
             let entry = entry?;
             let name = entry.file_name();
             let shown = name.to_string_lossy();
-            if shown.starts_with('.') {
+            if shown.starts_with('.') || (current == root && leave_out.contains(&&*shown)) {
                 continue;
             }
             let kind = entry.file_type()?;
@@ -141,7 +146,7 @@ mod tests {
         std::fs::create_dir_all(stage.path().join("templates")).unwrap();
         std::fs::write(stage.path().join("generator.js"), "a").unwrap();
         std::fs::write(stage.path().join("templates/t.html"), "b").unwrap();
-        let digest = || inputs_digest(stage.path(), &["componentize-js 0.23.0"]).unwrap();
+        let digest = || inputs_digest(stage.path(), &["componentize-js 0.23.0"], &[]).unwrap();
         let first = digest();
         assert_eq!(first, digest(), "the same files, the same digest");
         for left_out in ["target/debug/x", "tests/golden/out.txt", ".git/index"] {
@@ -164,12 +169,17 @@ mod tests {
         let renamed = digest();
         assert_ne!(renamed, changed, "a renamed file");
         assert_ne!(
-            inputs_digest(stage.path(), &["componentize-js 0.24.0"]).unwrap(),
+            inputs_digest(stage.path(), &["componentize-js 0.24.0"], &[]).unwrap(),
             renamed,
             "another tool"
         );
         std::fs::write(stage.path().join("extra.js"), "").unwrap();
         assert_ne!(digest(), renamed, "an empty file is an input too");
+        assert_eq!(
+            inputs_digest(stage.path(), &["componentize-js 0.23.0"], &["extra.js"]).unwrap(),
+            renamed,
+            "a file left out"
+        );
     }
 
     #[test]
