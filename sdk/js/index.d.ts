@@ -116,6 +116,7 @@ export interface Vocabulary {
   readonly terms: string;
   readonly shapes: string | null;
 }
+/** A vocabulary the generator reads: its namespace, its terms (Turtle) and, optionally, its SHACL shapes; the model is checked against it before the generator runs. */
 export function vocabulary(namespace: string, terms: string, shapes?: string | null): Vocabulary;
 
 /** Template syntax: `jinja` (`{{ }}`) or `brackets` (`[[ ]]`, `[% %]`, `[# #]`). */
@@ -130,6 +131,7 @@ export interface Meta {
   readonly syntax: Syntax;
   readonly vocabularies: readonly Vocabulary[];
 }
+/** Who the generator is (name, version, description) and what it ships: its templates, their syntax, the vocabularies it reads. */
 export function meta(
   name: string,
   version: string,
@@ -165,18 +167,21 @@ export interface TraceLine {
   readonly templates: readonly string[];
   readonly terms: readonly string[];
 }
+/** One line of a plain-text file's own trace: the 1-based line, the template lines (`name:line`) and the model IRIs behind it. */
 export function traceLine(line: number, templates: readonly string[], terms: readonly string[]): TraceLine;
 /** The trace of a plain-text file. */
 export interface FileTrace {
   readonly path: string;
   readonly lines: readonly TraceLine[];
 }
+/** The trace of a plain-text file (`trace`'s answer for it). */
 export function fileTrace(path: string, lines?: readonly TraceLine[]): FileTrace;
 /** The model IRIs a file without a trace was made from. */
 export interface FileSources {
   readonly path: string;
   readonly iris: readonly string[];
 }
+/** The model IRIs a file without a trace was made from (`sources`' answer for it). */
 export function fileSources(path: string, iris?: readonly string[]): FileSources;
 
 /** The generator's log. */

@@ -404,3 +404,183 @@ fn the_tutorial_runs_as_written() {
     let page = std::fs::read_to_string(dir.path().join("todo/out/tasks.html")).unwrap();
     assert!(page.contains("name=\"due\""), "{page}");
 }
+
+/// What the Python SDK's reference is made from: each name of
+/// `seams_sdk.__all__` with its signature and docstring, and each public
+/// method of a class (or of `log`'s class) the SDK defines; a name or
+/// method without a docstring is printed as `UNDOCUMENTED`, which the test
+/// refuses.
+const PYTHON_REFERENCE: &str = r####"
+import inspect, sys
+sys.path.insert(0, sys.argv[1])
+import seams_sdk as sdk
+
+def doc(obj):
+    text = inspect.getdoc(obj)
+    return text if text else "UNDOCUMENTED"
+
+def signature(obj):
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return ""
+
+out = ["# The Python SDK", "",
+       "Generated from `sdk/python/seams_sdk` (its `__all__` and docstrings) by",
+       "`tests/e2e/docs.rs`; `import seams_sdk as seams`.", ""]
+for name in sdk.__all__:
+    obj = getattr(sdk, name)
+    kind = "class" if inspect.isclass(obj) else "def" if callable(obj) else "object"
+    shown = f"{kind} {name}{signature(obj) if kind != 'object' else ''}"
+    out += [f"## `{name}`", "", "```python", shown, "```", "", doc(obj), ""]
+    cls = obj if inspect.isclass(obj) else type(obj) if kind == "object" else None
+    if cls is None:
+        continue
+    for member, value in cls.__dict__.items():
+        if member.startswith("_") or not callable(getattr(value, "__func__", value)):
+            continue
+        function = getattr(value, "__func__", value)
+        out += [f"### `{name}.{member}`", "", "```python",
+                f"def {member}{signature(function)}", "```", "", doc(function), ""]
+print("\n".join(out).rstrip() + "\n", end="")
+"####;
+
+/// The Python SDK's reference page.
+fn python_reference() -> String {
+    let python = std::env::var_os("SEAMS_PYTHON").unwrap_or_else(|| "python3".into());
+    let run = std::process::Command::new(python)
+        .args(["-c", PYTHON_REFERENCE])
+        .arg(repo_root().join("sdk/python"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    String::from_utf8(run.stdout).unwrap()
+}
+
+/// The JavaScript SDK's reference page, from `sdk/js/index.d.ts`: each
+/// top-level `export` with the JSDoc above it, and each documented member
+/// of an exported class; and the names `index.js` exports that the
+/// declarations leave out or do not document.
+fn js_reference() -> (String, Vec<String>) {
+    let declarations = std::fs::read_to_string(repo_root().join("sdk/js/index.d.ts")).unwrap();
+    let code = std::fs::read_to_string(repo_root().join("sdk/js/index.js")).unwrap();
+    let mut out = String::from(
+        "# The JavaScript and TypeScript SDK\n\nGenerated from `sdk/js/index.d.ts` (its declarations and JSDoc) by\n`tests/e2e/docs.rs`; `import * as seams from './seams-sdk/index.js'`.\n",
+    );
+    let mut documented = BTreeSet::new();
+    let mut doc: Vec<String> = Vec::new();
+    let mut lines = declarations.lines();
+    let mut class: Option<String> = None;
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("/**") {
+            doc.clear();
+            let mut text = rest.to_owned();
+            while !text.contains("*/") {
+                let Some(next) = lines.next() else { break };
+                let next = next.trim();
+                text.push('\n');
+                if next.starts_with("*/") {
+                    text.push_str("*/");
+                } else {
+                    text.push_str(next.trim_start_matches('*').trim());
+                }
+            }
+            let text = text.split("*/").next().unwrap_or("");
+            doc.extend(
+                text.lines()
+                    .map(|l| l.trim().to_owned())
+                    .filter(|l| !l.is_empty()),
+            );
+            continue;
+        }
+        if let Some(declaration) = line.strip_prefix("export ") {
+            let name = declaration
+                .split_whitespace()
+                .find(|w| {
+                    ![
+                        "declare",
+                        "const",
+                        "class",
+                        "function",
+                        "type",
+                        "interface",
+                        "abstract",
+                    ]
+                    .contains(w)
+                })
+                .unwrap_or("")
+                .split(['<', '(', ':', ' ', '='])
+                .next()
+                .unwrap_or("")
+                .to_owned();
+            class = declaration.starts_with("class ").then(|| name.clone());
+            if !doc.is_empty() {
+                documented.insert(name.clone());
+            }
+            out.push_str(&format!(
+                "\n## `{name}`\n\n```typescript\n{}\n```\n\n{}\n",
+                line.trim_end_matches('{').trim_end(),
+                if doc.is_empty() {
+                    "UNDOCUMENTED".to_owned()
+                } else {
+                    doc.join("\n")
+                }
+            ));
+            doc.clear();
+            continue;
+        }
+        if line.starts_with('}') {
+            class = None;
+        } else if let Some(class) = &class
+            && line.starts_with("  ")
+            && !doc.is_empty()
+        {
+            out.push_str(&format!(
+                "\n### `{class}` member\n\n```typescript\n{trimmed}\n```\n\n{}\n",
+                doc.join("\n")
+            ));
+        }
+        doc.clear();
+    }
+    let missing = code
+        .lines()
+        .filter_map(|l| l.strip_prefix("export "))
+        .filter_map(|d| d.split_whitespace().nth(1))
+        .map(|n| n.split(['(', ' ', '=']).next().unwrap_or("").to_owned())
+        .filter(|n| !documented.contains(n))
+        .collect();
+    (out, missing)
+}
+
+/// The SDK references are generated from the SDKs' own doc comments, and
+/// every name an SDK exports is in its reference with a doc.
+#[test]
+fn the_sdk_references_are_the_sdks_and_document_every_export() {
+    let python = python_reference();
+    assert!(
+        !python.contains("UNDOCUMENTED"),
+        "a Python SDK name has no docstring:\n{python}"
+    );
+    for name in ["traced", "Generator", "Model", "Row.require", "log.info"] {
+        assert!(python.contains(&format!("`{name}`")), "{name}");
+    }
+    generated("reference/sdk-python.md", &python);
+    let (js, missing) = js_reference();
+    assert!(
+        missing.is_empty(),
+        "index.js exports without a documented declaration in index.d.ts: {missing:?}"
+    );
+    assert!(
+        !js.contains("UNDOCUMENTED"),
+        "a declaration of index.d.ts has no JSDoc:\n{js}"
+    );
+    for name in ["traced", "Model", "Generator", "render"] {
+        assert!(js.contains(&format!("## `{name}`")), "{name}");
+    }
+    generated("reference/sdk-js.md", &js);
+}

@@ -368,6 +368,9 @@ class Generator:
 
 
 class _Log:
+    """``seams.log``: lines for seams's output, at a level (the host keeps
+    up to ``[sandbox] max-log-kib`` of them per generator)."""
+
     def info(self, message: str) -> None:
         """Writes an informational line to seams's output."""
         _host().log("info", message)
