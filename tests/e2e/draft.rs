@@ -1255,8 +1255,8 @@ fn draft_eval_runs_the_shipped_cases_and_the_replayed_failure_modes() {
     assert_eq!(run.code, 0, "{run:?}");
     let shipped = seams_authoring::read_cases(&cases).unwrap();
     assert!(shipped.len() >= 15, "{shipped:?}");
-    // Every language is drafted in the shipped set.
-    for language in seams_authoring::Language::ALL {
+    // Every language drafts are written in is in the shipped set.
+    for language in seams_authoring::Language::DRAFTED {
         assert!(
             shipped.iter().any(|c| c.language == language),
             "no {} case",

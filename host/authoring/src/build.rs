@@ -283,20 +283,26 @@ impl seams_core::PackageBuilder for ProjectPackages {
     }
 }
 
+/// Seconds a build of code nobody reviewed (a draft, a project's
+/// package) may take when `[propose] build_timeout` does not say: a first
+/// build compiles the SDK's dependencies too.
+pub const DEFAULT_BUILD_TIMEOUT: u64 = 600;
+/// MiB of address space each process of such a build may map when
+/// `[propose] build_memory_mib` does not say.
+pub const DEFAULT_BUILD_MEMORY_MIB: u64 = 8192;
+
 /// What a build of code nobody reviewed may spend (a draft, a cloned
 /// project's package): its macros and constants run at compile time (a
 /// constant of a terabyte, a type that takes rustc hours).
 pub(crate) fn build_bounds(propose: &seams_core::Propose) -> Bounds {
     Bounds {
         time: Some(std::time::Duration::from_secs(
-            propose
-                .build_timeout
-                .unwrap_or(crate::draft::DEFAULT_BUILD_TIMEOUT),
+            propose.build_timeout.unwrap_or(DEFAULT_BUILD_TIMEOUT),
         )),
         memory: Some(
             propose
                 .build_memory_mib
-                .unwrap_or(crate::draft::DEFAULT_BUILD_MEMORY_MIB)
+                .unwrap_or(DEFAULT_BUILD_MEMORY_MIB)
                 .saturating_mul(1 << 20),
         ),
         counted: crate::child::Counted::AddressSpace,

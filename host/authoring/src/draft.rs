@@ -39,13 +39,6 @@ pub const DEFAULT_RETRIES: u32 = 2;
 /// says.
 pub const DEFAULT_TIMEOUT: u64 = 300;
 
-/// Seconds a draft's build may take when `[propose] build_timeout` does
-/// not say: a first build compiles the SDK's dependencies too.
-pub const DEFAULT_BUILD_TIMEOUT: u64 = 600;
-/// MiB of address space each process of a draft's build may map when
-/// `[propose] build_memory_mib` does not say.
-pub const DEFAULT_BUILD_MEMORY_MIB: u64 = 8192;
-
 /// The most bytes of a previous answer a repair prompt carries back.
 const ANSWER_IN_REPAIR: usize = 32 * 1024;
 
@@ -633,9 +626,7 @@ struct Inputs {
 }
 
 fn inputs(project: &Project, request: &DraftRequest) -> Result<Inputs, DraftError> {
-    if request.language == Language::Ts {
-        // A draft's extract step is checked, before it builds, by rules
-        // written for Rust, Python and JavaScript syntax.
+    if !Language::DRAFTED.contains(&request.language) {
         return Err(DraftError::BadProvider(
             "draft-generator writes Rust, Python or JavaScript, not TypeScript: draft with --language js, then turn the package into TypeScript (seams new-generator --language ts shows the files)".into(),
         ));

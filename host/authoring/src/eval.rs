@@ -119,13 +119,15 @@ pub fn read_cases(dir: &Path) -> Result<Vec<Case>, EvalError> {
         }
         let language = match raw.language.as_deref() {
             None => Language::Rust,
-            Some(name) => Language::from_name(name).ok_or_else(|| EvalError::Case {
-                path: file.clone(),
-                message: format!(
-                    "language {name:?} is not one of {}",
-                    Language::ALL.map(Language::name).join(", ")
-                ),
-            })?,
+            Some(name) => Language::from_name(name)
+                .filter(|l| Language::DRAFTED.contains(l))
+                .ok_or_else(|| EvalError::Case {
+                    path: file.clone(),
+                    message: format!(
+                        "language {name:?} is not one drafts are written in: {}",
+                        Language::DRAFTED.map(Language::name).join(", ")
+                    ),
+                })?,
         };
         cases.push(Case {
             name: case_dir
@@ -486,7 +488,7 @@ mod tests {
         let error = read_cases(dir.path()).unwrap_err().to_string();
         assert!(error.contains("c/case.toml"), "{error}");
         assert!(
-            error.contains("language \"ruby\" is not one of rust, python, js"),
+            error.contains("language \"ruby\" is not one drafts are written in: rust, python, js"),
             "{error}"
         );
         write("c", "project = 1\n");

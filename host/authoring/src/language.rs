@@ -26,6 +26,10 @@ impl Language {
     /// Every language, in the order the docs list them.
     pub const ALL: [Language; 4] = [Language::Rust, Language::Python, Language::Js, Language::Ts];
 
+    /// The languages `draft-generator` drafts in: a draft's extract step is
+    /// checked, before it builds, by rules written for their syntax.
+    pub const DRAFTED: [Language; 3] = [Language::Rust, Language::Python, Language::Js];
+
     /// The name `--language` takes.
     pub fn name(self) -> &'static str {
         match self {

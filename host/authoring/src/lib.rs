@@ -51,10 +51,13 @@ pub mod fuzzing {
     }
 }
 
-pub use build::{BuildError, Built, ProjectPackages, build_package};
+pub use build::{
+    BuildError, Built, DEFAULT_BUILD_MEMORY_MIB, DEFAULT_BUILD_TIMEOUT, ProjectPackages,
+    build_package,
+};
 pub use draft::{
-    DEFAULT_BUILD_MEMORY_MIB, DEFAULT_BUILD_TIMEOUT, DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError,
-    DraftReport, DraftRequest, draft_generator, draft_prompt,
+    DEFAULT_RETRIES, DEFAULT_TIMEOUT, DraftError, DraftReport, DraftRequest, draft_generator,
+    draft_prompt,
 };
 pub use eval::{Case, CaseResult, EvalError, EvalReport, read_cases, run_case};
 pub use golden::{
